@@ -1,0 +1,44 @@
+# estibench: `make serve` and `make test` are the whole set-up on a fresh machine (Python 3.11 + pip).
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export ESTIBENCH_DATABASE_URL ?= sqlite:///./estibench.db
+PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
+PYTEST_ARGS ?=
+
+.PHONY: install install-dev serve migrate test test-postgres lint format openapi bench clean
+
+install:
+	sh scripts/install.sh $(VENV)
+
+install-dev:
+	sh scripts/install.sh $(VENV) dev
+
+migrate: install
+	$(PY) -m db.migrate "$(ESTIBENCH_DATABASE_URL)"
+
+serve: migrate
+	sh scripts/serve.sh $(VENV)
+
+test: install-dev
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+test-postgres: install-dev
+	ESTIBENCH_TEST_DATABASE_URL=$(PG_TEST_URL) $(PY) -m pytest tests/db tests/api $(PYTEST_ARGS)
+
+lint: install-dev
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format: install-dev
+	$(VENV)/bin/ruff format .
+	$(VENV)/bin/ruff check --fix .
+
+openapi: install-dev
+	$(PY) scripts/export_openapi.py docs/openapi.json
+
+bench: install-dev
+	sh scripts/install.sh $(VENV) "dev,bench"
+	for b in bench/*.py; do $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,61 @@
+"""The run envelope (ARCHITECTURE §3), canonical params and their SHA-256."""
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from db.repositories.runs import RunRow
+from service.types import StrictModel
+
+
+class RunEnvelope(BaseModel):
+    """Every estimator and scorer call is a run; identical params return the stored run with ``cached: true``."""
+
+    id: str
+    kind: Literal["estimator", "scorer"]
+    name: str
+    version: str
+    params_sha256: str = Field(description="SHA-256 of the canonical params JSON (sorted keys, compact).")
+    cached: bool
+    duration_ms: float
+    created_at: datetime
+    result: dict[str, Any]
+
+
+def typed_envelope(model_name: str, result_model: type[BaseModel]) -> type[RunEnvelope]:
+    """A per-estimator subclass whose ``result`` is the estimator's own result model (for OpenAPI)."""
+    return create_model(model_name, __base__=RunEnvelope, result=(result_model, ...))
+
+
+def canonical_params(params: StrictModel) -> str:
+    """The validated params with defaults filled in, as JSON with sorted keys and compact separators."""
+    return json.dumps(params.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def utc_iso(ts: datetime) -> str:
+    """ISO-8601 UTC with microseconds and ``Z``; SQLite returns naive datetimes, which are UTC here."""
+    if ts.tzinfo is None:
+        ts = ts.replace(tzinfo=UTC)
+    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def envelope_json(row: RunRow, *, cached: bool) -> bytes:
+    """Serialise a stored run; the result text is embedded unchanged, so a cached answer is the stored one."""
+    head = {
+        "id": row.id,
+        "kind": row.kind,
+        "name": row.name,
+        "version": row.version,
+        "params_sha256": row.params_sha256,
+        "cached": cached,
+        "duration_ms": row.duration_ms,
+        "created_at": utc_iso(row.created_at),
+    }
+    return (json.dumps(head, separators=(",", ":"))[:-1] + ',"result":' + row.result + "}").encode()

@@ -1,0 +1,127 @@
+"""Running an estimator: cost gate, cache lookup, execution and storage of the run."""
+
+import time
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import ValidationError
+
+from api.envelope import canonical_params, sha256_hex
+from api.problems import ApiError
+from db.engine import Engines
+from db.repositories import runs as runs_repo
+from db.repositories.runs import RunRow
+from service.errors import Degenerate
+from service.registry import EstimatorSpec, Progress, no_progress
+from service.types import StrictModel
+
+CODE_VERSION = "0.1.0"
+
+
+def check_cost(spec: EstimatorSpec, params: StrictModel, *, queue_available: bool) -> float:
+    """Return the cost, or raise a 422 naming the cap (``hard_cap``; ``sync_budget`` without a queue)."""
+    cost = float(spec.cost(params))
+    if cost > spec.hard_cap:
+        raise ApiError(
+            422,
+            f"cost {cost:.4g} {spec.cost_unit} exceeds the hard cap {spec.hard_cap:.4g} of {spec.name}",
+            errors=[
+                {
+                    "loc": ["body"],
+                    "msg": f"cost {cost:.4g} > hard_cap {spec.hard_cap:.4g} {spec.cost_unit}",
+                    "type": "cost_cap",
+                }
+            ],
+        )
+    if cost > spec.sync_budget and not queue_available:
+        raise ApiError(
+            422,
+            f"cost {cost:.4g} {spec.cost_unit} exceeds the synchronous budget {spec.sync_budget:.4g} of "
+            f"{spec.name}; no job queue is configured",
+            errors=[
+                {
+                    "loc": ["body"],
+                    "msg": f"cost {cost:.4g} > sync_budget {spec.sync_budget:.4g} {spec.cost_unit}",
+                    "type": "cost_budget",
+                }
+            ],
+        )
+    return cost
+
+
+def compute(fn: Callable[[], Any]) -> tuple[str, float]:
+    """Call ``fn`` and return (result JSON, duration in ms); a non-finite result is a ``Degenerate`` input."""
+    start = time.perf_counter()
+    try:
+        result = fn()
+    except ValidationError as exc:
+        if all(e["type"] == "finite_number" for e in exc.errors()):
+            raise Degenerate("the result is not finite for these parameters") from exc
+        raise
+    duration_ms = (time.perf_counter() - start) * 1000.0
+    return result.model_dump_json(), duration_ms
+
+
+def cached_run(engines: Engines, kind: str, name: str, version: str, params_json: str) -> RunRow | None:
+    with engines.read.connect() as conn:
+        return runs_repo.find_cached(conn, kind, name, version, sha256_hex(params_json))
+
+
+def store_run(
+    engines: Engines,
+    *,
+    kind: str,
+    name: str,
+    version: str,
+    params_json: str,
+    result_json: str,
+    duration_ms: float,
+    api_key_id: str | None,
+) -> tuple[RunRow, bool]:
+    """Insert the run; returns (stored row, inserted?). A concurrent identical run wins and is returned."""
+    row = RunRow(
+        seq=0,
+        id=str(uuid.uuid4()),
+        kind=kind,
+        name=name,
+        version=version,
+        code_version=CODE_VERSION,
+        params=params_json,
+        params_sha256=sha256_hex(params_json),
+        result=result_json,
+        duration_ms=round(duration_ms, 3),
+        created_at=datetime.now(UTC),
+        api_key_id=api_key_id,
+    )
+    with engines.write.begin() as conn:
+        stored = runs_repo.insert(conn, row)
+    return stored, stored.id == row.id
+
+
+def run_estimator(
+    engines: Engines,
+    spec: EstimatorSpec,
+    params: StrictModel,
+    *,
+    api_key_id: str | None,
+    progress: Progress = no_progress,
+) -> tuple[RunRow, bool]:
+    """Return (run, cached): the stored identical run, or a new one computed now."""
+    params_json = canonical_params(params)
+    existing = cached_run(engines, "estimator", spec.name, spec.version, params_json)
+    if existing is not None:
+        return existing, True
+    result_json, duration_ms = compute(lambda: spec.fn(params, progress))
+    stored, inserted = store_run(
+        engines,
+        kind="estimator",
+        name=spec.name,
+        version=spec.version,
+        params_json=params_json,
+        result_json=result_json,
+        duration_ms=duration_ms,
+        api_key_id=api_key_id,
+    )
+    return stored, not inserted

@@ -1,0 +1,149 @@
+"""RFC 9457 problem details for every error status (ARCHITECTURE §3)."""
+
+import logging
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from service.errors import DomainError
+
+PROBLEM_MEDIA_TYPE = "application/problem+json"
+log = logging.getLogger("estibench.api")
+
+
+class ErrorItem(BaseModel):
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class Problem(BaseModel):
+    """``application/problem+json`` body; 422s add ``errors``, 500s carry the request id as ``instance``."""
+
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str | None = None
+    instance: str | None = None
+    errors: list[ErrorItem] | None = Field(default=None, description="Per-field errors (422 only).")
+
+
+class ApiError(Exception):
+    """An HTTP error raised by the api layer with a problem body (and optional headers, e.g. Retry-After)."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        *,
+        errors: Sequence[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+        type_: str = "about:blank",
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.errors = list(errors) if errors is not None else None
+        self.headers = headers or {}
+        self.type = type_
+
+
+_DESCRIPTIONS = {
+    400: "Undecodable or malformed body.",
+    401: "Missing or invalid API key.",
+    403: "The key lacks a scope or does not own the resource.",
+    404: "Not found.",
+    409: "Conflict (taken name, idempotent request still in flight).",
+    413: "Body too large.",
+    415: "Unsupported content type.",
+    422: "Invalid input: schema or domain (ranges, NaN, shapes, cost caps); see `errors`.",
+    429: "Too many requests; see Retry-After.",
+    500: "Internal error; the body carries the request id.",
+    503: "Service unavailable (database unreachable).",
+}
+
+
+def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entries documenting problem bodies for ``statuses``."""
+    return {
+        s: {
+            "description": _DESCRIPTIONS[s],
+            "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+        for s in statuses
+    }
+
+
+COMMON = (400, 413, 415, 422, 429, 500)
+
+
+def problem_response(
+    request: Request,
+    status: int,
+    detail: str | None,
+    *,
+    errors: list[dict[str, Any]] | None = None,
+    headers: dict[str, str] | None = None,
+    type_: str = "about:blank",
+) -> JSONResponse:
+    body = Problem(
+        type=type_,
+        title=HTTPStatus(status).phrase,
+        status=status,
+        detail=detail,
+        instance=getattr(request.state, "request_id", None),
+        errors=[ErrorItem(**e) for e in errors] if errors is not None else None,
+    )
+    return JSONResponse(
+        body.model_dump(exclude_none=True), status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE
+    )
+
+
+def _error_items(errors: Sequence[Any]) -> list[dict[str, Any]]:
+    return [
+        {
+            "loc": [p if isinstance(p, int) else str(p) for p in e.get("loc", ())],
+            "msg": str(e.get("msg", "")),
+            "type": str(e.get("type", "value_error")),
+        }
+        for e in errors
+    ]
+
+
+def domain_error_items(exc: DomainError, prefix: Sequence[str | int] = ("body",)) -> list[dict[str, Any]]:
+    return [{"loc": [*prefix, *exc.loc], "msg": exc.msg, "type": exc.type}]
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn every error into a problem body."""
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        items = _error_items(exc.errors())
+        if any(i["type"] == "json_invalid" for i in items):
+            return problem_response(request, 400, "The body is not valid JSON.", errors=items)
+        return problem_response(request, 422, "The request failed validation.", errors=items)
+
+    @app.exception_handler(DomainError)
+    async def _domain(request: Request, exc: DomainError) -> JSONResponse:
+        return problem_response(request, 422, exc.msg, errors=domain_error_items(exc))
+
+    @app.exception_handler(ApiError)
+    async def _api(request: Request, exc: ApiError) -> JSONResponse:
+        return problem_response(request, exc.status, exc.detail, errors=exc.errors, headers=exc.headers, type_=exc.type)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else None
+        return problem_response(request, exc.status_code, detail, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def _unhandled(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error", extra={"request_id": getattr(request.state, "request_id", None)})
+        return problem_response(request, 500, "Internal error; quote the request id when reporting it.")

@@ -1,0 +1,1 @@
+"""HTTP routers; the estimator and scorer routes are generated from the registry."""

@@ -1,0 +1,32 @@
+"""``GET /v1/health``: liveness plus a database round trip."""
+
+from typing import Literal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from sqlalchemy import text
+from sqlalchemy.exc import SQLAlchemyError
+
+from api.deps import EnginesDep
+from api.execution import CODE_VERSION
+from api.problems import problem_response, responses
+
+router = APIRouter(prefix="/v1", tags=["health"])
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    database: Literal["ok"]
+
+
+@router.get("/health", response_model=Health, responses=responses(500, 503))
+def health(request: Request, engines: EnginesDep) -> JSONResponse:
+    """200 when the service and its database answer; 503 problem when the database is unreachable."""
+    try:
+        with engines.read.connect() as conn:
+            conn.execute(text("SELECT 1"))
+    except SQLAlchemyError:
+        return problem_response(request, 503, "The database is unreachable.")
+    return JSONResponse({"status": "ok", "version": CODE_VERSION, "database": "ok"})

@@ -1,0 +1,87 @@
+"""The ``run`` table: the cache lookup, inserts, and keyset-paginated listing."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Connection, select
+from sqlalchemy.exc import IntegrityError
+
+from db.models import Run
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """A stored run: params and result are the stored canonical JSON texts."""
+
+    seq: int
+    id: str
+    kind: str
+    name: str
+    version: str
+    code_version: str
+    params: str
+    params_sha256: str
+    result: str
+    duration_ms: float
+    created_at: datetime
+    api_key_id: str | None
+
+
+_COLUMNS = [getattr(Run, f) for f in RunRow.__dataclass_fields__]
+
+
+def _row(r: object) -> RunRow:
+    return RunRow(*r)  # type: ignore[misc]
+
+
+def find_cached(conn: Connection, kind: str, name: str, version: str, params_sha256: str) -> RunRow | None:
+    """The run with this cache key, if one is stored."""
+    stmt = select(*_COLUMNS).where(
+        Run.kind == kind, Run.name == name, Run.version == version, Run.params_sha256 == params_sha256
+    )
+    r = conn.execute(stmt).first()
+    return _row(r) if r else None
+
+
+def get(conn: Connection, run_id: str) -> RunRow | None:
+    r = conn.execute(select(*_COLUMNS).where(Run.id == run_id)).first()
+    return _row(r) if r else None
+
+
+def insert(conn: Connection, row: RunRow) -> RunRow:
+    """Insert ``row``; if an identical cache key won the race, return the stored run instead."""
+    values = {k: v for k, v in row.__dict__.items() if k != "seq"}
+    try:
+        with conn.begin_nested():
+            conn.execute(Run.__table__.insert().values(**values))
+    except IntegrityError:
+        existing = find_cached(conn, row.kind, row.name, row.version, row.params_sha256)
+        if existing is None:
+            raise
+        return existing
+    stored = get(conn, row.id)
+    assert stored is not None
+    return stored
+
+
+def list_page(
+    conn: Connection,
+    *,
+    kind: str | None,
+    name: str | None,
+    limit: int,
+    before_seq: int | None,
+    api_key_id: str | None = None,
+    only_key: bool = False,
+) -> list[RunRow]:
+    """Newest first; keyset on ``seq`` (strictly below ``before_seq``); ``limit`` rows at most."""
+    stmt = select(*_COLUMNS).order_by(Run.seq.desc()).limit(limit)
+    if kind is not None:
+        stmt = stmt.where(Run.kind == kind)
+    if name is not None:
+        stmt = stmt.where(Run.name == name)
+    if before_seq is not None:
+        stmt = stmt.where(Run.seq < before_seq)
+    if only_key:
+        stmt = stmt.where(Run.api_key_id == api_key_id)
+    return [_row(r) for r in conn.execute(stmt)]

@@ -1,0 +1,1 @@
+"""Estimator modules; importing this package registers every estimator."""

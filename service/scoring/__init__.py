@@ -1,0 +1,1 @@
+"""Scorer modules; importing this package registers every scorer."""

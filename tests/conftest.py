@@ -1,0 +1,138 @@
+"""Shared fixtures: a database migrated once per session (template), copied or truncated per test.
+
+``ESTIBENCH_TEST_DATABASE_URL`` selects PostgreSQL (``make test-postgres``); the default is SQLite files.
+Tests needing PostgreSQL or Redis skip when those are unreachable, unless ``ESTIBENCH_REQUIRE_SERVICES=1``.
+"""
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
+
+from api.app import create_app
+from api.settings import Settings
+from db.base import Base
+from db.migrate import upgrade
+
+PG_URL = os.environ.get("ESTIBENCH_TEST_DATABASE_URL", "")
+REQUIRE_SERVICES = os.environ.get("ESTIBENCH_REQUIRE_SERVICES") == "1"
+DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+
+
+def service_unavailable(what: str, reason: str) -> None:
+    """Skip, or fail when CI requires the services."""
+    if REQUIRE_SERVICES:
+        pytest.fail(f"{what} is required (ESTIBENCH_REQUIRE_SERVICES=1) but unavailable: {reason}")
+    pytest.skip(f"{what} unavailable: {reason}")
+
+
+def _pg_admin_engine(url: str):
+    return create_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+
+
+@pytest.fixture(scope="session")
+def postgres_server_url() -> str:
+    """URL of a reachable PostgreSQL server's admin database (skip or fail when absent)."""
+    url = PG_URL or os.environ.get("ESTIBENCH_POSTGRES_URL", DEFAULT_PG)
+    try:
+        eng = _pg_admin_engine(url)
+        with eng.connect() as conn:
+            conn.execute(text("SELECT 1"))
+        eng.dispose()
+    except Exception as exc:
+        service_unavailable("PostgreSQL", str(exc).splitlines()[0])
+    return url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> str:
+    url = os.environ.get("ESTIBENCH_TEST_REDIS_URL", DEFAULT_REDIS)
+    try:
+        import redis
+
+        redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+    except Exception as exc:
+        service_unavailable("Redis", str(exc).splitlines()[0])
+    return url
+
+
+def create_pg_database(server_url: str, prefix: str) -> str:
+    """Create an empty database next to ``server_url``'s and return its URL."""
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    eng = _pg_admin_engine(server_url)
+    with eng.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    eng.dispose()
+    return make_url(server_url).set(database=name).render_as_string(hide_password=False)
+
+
+def drop_pg_database(server_url: str, url: str) -> None:
+    name = make_url(url).database
+    eng = _pg_admin_engine(server_url)
+    with eng.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    eng.dispose()
+
+
+@pytest.fixture(scope="session")
+def template_db(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The migrated template: a SQLite file, or (with ESTIBENCH_TEST_DATABASE_URL) a PostgreSQL database."""
+    if PG_URL:
+        server = request.getfixturevalue("postgres_server_url")
+        url = create_pg_database(server, "estibench_test")
+        upgrade(url)
+        yield url
+        drop_pg_database(server, url)
+        return
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    url = f"sqlite:///{path}"
+    upgrade(url)
+    yield url
+
+
+def _truncate_all(url: str) -> None:
+    eng = create_engine(url, poolclass=NullPool)
+    tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+    with eng.begin() as conn:
+        conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+    eng.dispose()
+
+
+@pytest.fixture
+def db_url(template_db: str, tmp_path: Path) -> str:
+    """A fresh migrated database for one test: a copy of the SQLite template, or the truncated PG database."""
+    if template_db.startswith("postgresql"):
+        _truncate_all(template_db)
+        return template_db
+    src = Path(template_db.removeprefix("sqlite:///"))
+    dst = tmp_path / "estibench.db"
+    shutil.copyfile(src, dst)
+    return f"sqlite:///{dst}"
+
+
+@pytest.fixture
+def settings(db_url: str, tmp_path: Path) -> Settings:
+    return Settings(
+        env="test",
+        database_url=db_url,
+        data_dir=tmp_path / "data",
+        secret_key="test-secret",
+        admin_key="ek_admin_test_bootstrap_key",
+        log_json=True,
+        log_level="WARNING",
+    )
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    app = create_app(settings)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
