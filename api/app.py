@@ -1,18 +1,23 @@
 """Application factory: ``create_app(settings=None)`` and the module-level ``app`` (ARCHITECTURE §2)."""
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from sqlalchemy.exc import SQLAlchemyError
 
 from api import logs, problems
+from api.auth import ensure_bootstrap_admin
 from api.execution import CODE_VERSION
 from api.middleware import RequestContextMiddleware
 from api.problems import Problem
-from api.routers import estimators, health, runs
+from api.routers import api_keys, benchmarks, estimators, health, runs, scorers, submissions
 from api.settings import Settings
 from db.engine import make_engines
 from service.registry import load_all
+
+log = logging.getLogger("estibench.api")
 
 DESCRIPTION = """Estimators and benchmark scoring protocols of NeurIPS 2026 papers, with a result store.
 
@@ -27,8 +32,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     load_all()
     engines = make_engines(settings.database_url, synchronous=settings.sqlite_synchronous)
 
+    secret_key = settings.resolved_secret_key()
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        try:
+            ensure_bootstrap_admin(engines, secret_key, settings.admin_key)
+        except SQLAlchemyError:
+            log.warning("could not store the bootstrap admin key (database unreachable or not migrated)")
         yield
         engines.dispose()
 
@@ -41,11 +52,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.engines = engines
+    app.state.secret_key = secret_key
     problems.install(app)
     app.add_middleware(RequestContextMiddleware, raw_body_paths=("/v1/arrays",))
     app.include_router(health.router)
     app.include_router(estimators.build_router())
     app.include_router(runs.router)
+    app.include_router(api_keys.router)
+    app.include_router(scorers.build_router())
+    app.include_router(benchmarks.router)
+    app.include_router(submissions.router)
     _register_problem_schema(app)
     return app
 

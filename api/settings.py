@@ -24,6 +24,24 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     log_level: str = "INFO"
     log_json: bool = True
+    submissions_per_day: int = Field(default=100, ge=1, description="Default per-key daily quota per benchmark.")
+    # Jobs (api/jobs.py, api/worker.py): "auto" = Redis queue when REDIS_URL is set, else a SQLite queue file;
+    # "immediate" runs jobs inside the request (tests); "memory" keeps them until a test runs them; "off" = no queue.
+    queue: Literal["auto", "immediate", "memory", "off"] = "auto"
+    queue_path: Path | None = Field(default=None, description="SQLite queue file (default data_dir/queue.db).")
+    workers: int = Field(default=2, ge=1, le=64, description="Worker processes per `python -m api.worker`.")
+    job_timeout_s: float = Field(default=900.0, gt=0)
+    job_heartbeat_s: float = Field(default=1.0, gt=0)
+    job_stale_after_s: float = Field(default=20.0, gt=0)
+    job_max_attempts: int = Field(default=3, ge=1)
+    job_requeue_after_s: float = Field(default=300.0, gt=0)
+    job_reaper_interval_s: float = Field(default=5.0, ge=0, description="0 disables the reaper thread.")
+    max_jobs_per_key: int = Field(default=8, ge=1, description="Queued + running jobs per key (or address).")
+    # Arrays (api/arrays.py) and limits.
+    max_array_elements: int = Field(default=16 * 1024 * 1024, ge=1)
+    max_array_bytes: int = Field(default=128 * 1024 * 1024, ge=1024)
+    rate_limit_per_minute: int = Field(default=6000, ge=0, description="Per key (or address); 0 disables.")
+    rate_limit_burst: int = Field(default=1000, ge=1)
 
     @model_validator(mode="after")
     def _production_needs_secrets(self) -> "Settings":

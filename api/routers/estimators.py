@@ -2,9 +2,10 @@
 
 from typing import Any
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
+from api.auth import RunPrincipal
 from api.deps import EnginesDep
 from api.envelope import envelope_json, typed_envelope
 from api.execution import check_cost, run_estimator
@@ -44,9 +45,9 @@ def _route_name(spec: EstimatorSpec) -> str:
 def _make_endpoint(spec: EstimatorSpec) -> Any:
     params_model = spec.params_model
 
-    def endpoint(params: params_model, request: Request, engines: EnginesDep) -> Response:  # type: ignore[valid-type]
+    def endpoint(params: params_model, principal: RunPrincipal, engines: EnginesDep) -> Response:  # type: ignore[valid-type]
         check_cost(spec, params, queue_available=False)
-        api_key_id = getattr(request.state, "api_key_id", None)
+        api_key_id = principal.key_id if principal else None
         row, cached = run_estimator(engines, spec, params, api_key_id=api_key_id)
         return Response(envelope_json(row, cached=cached), media_type="application/json")
 
@@ -91,7 +92,7 @@ def build_router() -> APIRouter:
             summary=spec.summary,
             name=_route_name(spec),
             operation_id=_route_name(spec),
-            responses=responses(*COMMON),
+            responses=responses(*COMMON, 401, 403),
         )
 
     @router.post("/{name}", responses=responses(404, 500), include_in_schema=False)

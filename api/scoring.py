@@ -1,0 +1,118 @@
+"""Glue between the platform routes and the pure scorers: item validation, canonical answer keys, scoring per split."""
+
+import hashlib
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from api.problems import ApiError
+from service.errors import Degenerate, InvalidInput
+from service.registry import ScorerSpec
+
+SPLITS = ("public", "private")
+
+
+class MetricValue(BaseModel):
+    model_config = ConfigDict(allow_inf_nan=False, extra="forbid")
+
+    value: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+    n: int | None = None
+
+
+class ScoreOutcome(BaseModel):
+    """What a scorer returns for one set of items (ARCHITECTURE §3 scorer result)."""
+
+    model_config = ConfigDict(allow_inf_nan=False, extra="ignore")
+
+    scores: dict[str, MetricValue]
+    breakdown: dict[str, Any]
+    coverage: float
+    reconstructed: list[str]
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+def dumps(value: Any) -> str:
+    """Compact, sorted, finite JSON (a non-finite number is a ``Degenerate`` result)."""
+    try:
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False, default=_json_default)
+    except ValueError as exc:
+        raise Degenerate("the score is not finite for these items") from exc
+
+
+def validate_items(model: type[BaseModel], items: Sequence[Any], loc: tuple[str | int, ...]) -> list[Any]:
+    """Validate raw item dicts against a scorer's item model; 422 names ``loc + (index, field)``."""
+    try:
+        return TypeAdapter(list[model]).validate_python(list(items))  # type: ignore[valid-type]
+    except ValidationError as exc:
+        errors = [{"loc": ["body", *loc, *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()[:50]]
+        raise ApiError(422, "items failed validation", errors=errors) from exc
+
+
+def check_unique(items: Sequence[Any], loc: tuple[str | int, ...]) -> None:
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        if item.item_id in seen:
+            raise InvalidInput(f"duplicate item_id {item.item_id!r}", (*loc, i, "item_id"))
+        seen.add(item.item_id)
+
+
+def canonical_key(items: Sequence[BaseModel]) -> tuple[str, str]:
+    """(canonical JSON of the answer key sorted by item_id, its SHA-256): equal content gives equal versions."""
+    dumped = sorted((i.model_dump(mode="json") for i in items), key=lambda d: d["item_id"])
+    text = json.dumps(dumped, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return text, hashlib.sha256(text.encode()).hexdigest()
+
+
+def _score(spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any) -> tuple[dict[str, Any], list]:
+    raw = spec.score(key, preds, params)
+    try:
+        outcome = ScoreOutcome.model_validate(json.loads(dumps(raw)))
+    except ValidationError as exc:
+        raise Degenerate("the scorer produced a non-finite or malformed score") from exc
+    item_scores = [(str(d["item_id"]), float(d["value"])) for d in raw.get("item_scores", [])]
+    return outcome.model_dump(mode="json"), item_scores
+
+
+def score_all(spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any) -> dict[str, Any]:
+    """Stateless scoring of every item together (``POST /v1/scorers/{name}/score``)."""
+    return _score(spec, key, preds, params)[0]
+
+
+def score_by_split(
+    spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any
+) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str, float]]]:
+    """Score public and private items separately; returns ({split: outcome}, [(split, item_id, value)]).
+
+    A prediction for an item that is not in the key is a 422 naming it; missing items score 0 (coverage).
+    """
+    split_of = {k.item_id: k.split for k in key}
+    for i, p in enumerate(preds):
+        if p.item_id not in split_of:
+            raise InvalidInput(f"unknown item_id {p.item_id!r}", ("predictions", "items", i, "item_id"))
+    check_unique(preds, ("predictions", "items"))
+    outcomes: dict[str, dict[str, Any]] = {}
+    rows: list[tuple[str, str, float]] = []
+    for split in SPLITS:
+        key_s = [k for k in key if k.split == split]
+        if not key_s:
+            continue
+        preds_s = [p for p in preds if split_of[p.item_id] == split]
+        outcomes[split], items = _score(spec, key_s, preds_s, params)
+        rows.extend((split, item_id, value) for item_id, value in items)
+    return outcomes, rows

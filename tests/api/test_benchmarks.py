@@ -1,0 +1,351 @@
+"""The benchmark platform over HTTP with the film_mcq scorer: registration, submissions, visibility of the
+private split, idempotency, quotas, leaderboards (json/csv/ndjson), answer-key versions, re-scoring, comparison."""
+
+import csv
+import io
+import json
+import math
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.api.conftest import ADMIN, make_key
+
+Z = 1.959963984540054
+
+
+def wilson(k: int, n: int) -> tuple[float, float]:
+    p = k / n
+    centre = (p + Z * Z / (2 * n)) / (1 + Z * Z / n)
+    half = Z * math.sqrt(p * (1 - p) / n + Z * Z / (4 * n * n)) / (1 + Z * Z / n)
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def key_items(n_public: int = 10, n_private: int = 4) -> list[dict]:
+    items = [
+        {"item_id": f"q{i}", "num_options": 4, "answer_idx": i % 4, "film_id": f"f{i % 3}"} for i in range(n_public)
+    ]
+    items += [
+        {"item_id": f"p{i}", "num_options": 4, "answer_idx": 1, "film_id": "fp", "split": "private"}
+        for i in range(n_private)
+    ]
+    return items
+
+
+def predictions(correct_public: int, correct_private: int = 0, n_public: int = 10, n_private: int = 4) -> dict:
+    items = [{"item_id": f"q{i}", "choice_idx": i % 4 if i < correct_public else (i + 1) % 4} for i in range(n_public)]
+    items += [{"item_id": f"p{i}", "choice_idx": 1 if i < correct_private else 2} for i in range(n_private)]
+    return {"items": items}
+
+
+@pytest.fixture
+def owner(client: TestClient) -> dict:
+    return make_key(client, "benchmarks:write", name="maintainer")
+
+
+@pytest.fixture
+def bench(client: TestClient, owner: dict) -> dict:
+    r = client.post(
+        "/v1/benchmarks",
+        json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}, "description": "demo"},
+        headers=owner,
+    )
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+@pytest.fixture
+def alice(client: TestClient) -> dict:
+    return make_key(client, "submissions:write", name="alice")
+
+
+def submit(client, bench, headers, model, correct, private=0, **kw):
+    return client.post(
+        f"/v1/benchmarks/{bench['id']}/submissions",
+        json={"model": model, "predictions": predictions(correct, private), "metadata": {"run": 1}},
+        headers=headers,
+        **kw,
+    )
+
+
+def test_register_benchmark(client: TestClient, bench: dict, owner: dict) -> None:
+    assert bench["answer_key_version"] == 1 and bench["scorer"] == "film_mcq"
+    assert bench["primary_metric"] == "accuracy" and len(bench["answer_key_sha256"]) == 64
+    again = client.post(
+        "/v1/benchmarks",
+        json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}},
+        headers=owner,
+    )
+    assert again.status_code == 409
+    detail = client.get(f"/v1/benchmarks/{bench['id']}").json()
+    assert [(v["version"], v["n_public"], v["n_private"]) for v in detail["versions"]] == [(1, 10, 4)]
+    assert "items" not in json.dumps(detail["versions"])
+    assert [b["name"] for b in client.get("/v1/benchmarks").json()["items"]] == ["films"]
+
+
+@pytest.mark.parametrize(
+    ("patch", "loc"),
+    [
+        ({"scorer": "nope"}, ["body", "scorer"]),
+        ({"scorer_params": {"confidence": 2}}, ["body", "scorer_params", "confidence"]),
+        (
+            {"answer_key": {"items": [{"item_id": "a", "num_options": 1, "answer_idx": 0, "film_id": "f"}]}},
+            ["body", "answer_key", "items", 0, "num_options"],
+        ),
+        (
+            {"answer_key": {"items": [{"item_id": "a", "num_options": 4, "answer_idx": 0, "film_id": "f"}] * 2}},
+            ["body", "answer_key", "items", 1, "item_id"],
+        ),
+    ],
+)
+def test_register_invalid(client: TestClient, owner: dict, patch: dict, loc: list) -> None:
+    body = {"name": "x", "scorer": "film_mcq", "answer_key": {"items": key_items()}, **patch}
+    r = client.post("/v1/benchmarks", json=body, headers=owner)
+    assert r.status_code == 422, r.text
+    assert loc in [e["loc"] for e in r.json()["errors"]]
+
+
+def test_submission_scores_and_private_visibility(client: TestClient, bench: dict, alice: dict) -> None:
+    r = submit(client, bench, alice, "m1", correct=8, private=3)
+    assert r.status_code == 201, r.text
+    sub = r.json()
+    acc = sub["scores"]["accuracy"]
+    assert acc["value"] == pytest.approx(0.8, abs=1e-12) and acc["n"] == 10
+    assert (acc["ci_low"], acc["ci_high"]) == pytest.approx(wilson(8, 10), abs=1e-9)
+    assert sub["private"] is None and sub["coverage"] == 1.0
+    as_admin = client.get(f"/v1/submissions/{sub['id']}", headers=ADMIN).json()
+    assert as_admin["private"]["scores"]["accuracy"]["value"] == pytest.approx(0.75)
+    own_items = client.get(f"/v1/submissions/{sub['id']}/items", headers=alice).json()["items"]
+    assert {i["split"] for i in own_items} == {"public"} and len(own_items) == 10
+    assert sum(i["value"] for i in own_items) == 8
+    all_items = client.get(f"/v1/submissions/{sub['id']}/items", headers=ADMIN).json()["items"]
+    assert len(all_items) == 14
+
+
+def _walk(value, strings: set, numbers: list) -> None:
+    if isinstance(value, dict):
+        assert value.get("private") is None, "a private block leaked"
+        for k, v in value.items():
+            strings.add(k)
+            _walk(v, strings, numbers)
+    elif isinstance(value, list):
+        for v in value:
+            _walk(v, strings, numbers)
+    elif isinstance(value, str):
+        strings.add(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        numbers.append(float(value))
+
+
+def test_no_route_leaks_private_scores_to_a_submitter(client: TestClient, bench: dict, alice: dict) -> None:
+    sub = submit(client, bench, alice, "m1", correct=8, private=3).json()
+    bid = bench["id"]
+    responses = [
+        sub,
+        client.get(f"/v1/submissions/{sub['id']}", headers=alice).json(),
+        client.get(f"/v1/submissions/{sub['id']}/items", headers=alice).json(),
+        client.get(f"/v1/benchmarks/{bid}/submissions", headers=alice).json(),
+        client.get(f"/v1/benchmarks/{bid}/leaderboard").json(),
+        client.get(f"/v1/benchmarks/{bid}/leaderboard", headers=alice).json(),
+        [
+            json.loads(x)
+            for x in client.get(f"/v1/benchmarks/{bid}/leaderboard", params={"format": "ndjson"}).text.splitlines()
+        ],
+        list(csv.reader(io.StringIO(client.get(f"/v1/benchmarks/{bid}/leaderboard", params={"format": "csv"}).text))),
+        client.get(f"/v1/benchmarks/{bid}").json(),
+        client.get("/v1/benchmarks").json(),
+        client.get("/v1/runs").json(),
+    ]
+    for body in responses:
+        strings: set = set()
+        numbers: list = []
+        _walk(body, strings, numbers)
+        assert not {"p0", "p1", "p2", "p3"} & strings
+        assert 0.75 not in numbers and "0.75" not in strings
+    for params in ({"split": "private"}, {"split": "private", "format": "csv"}):
+        r = client.get(f"/v1/benchmarks/{bid}/leaderboard", params=params, headers=alice)
+        assert r.status_code == 403
+        assert client.get(f"/v1/benchmarks/{bid}/leaderboard", params=params).status_code == 403
+    r = client.get(f"/v1/benchmarks/{bid}/leaderboard", params={"split": "private"}, headers=ADMIN)
+    assert r.json()["items"][0]["scores"]["accuracy"]["value"] == pytest.approx(0.75)
+    r = client.get(
+        f"/v1/benchmarks/{bid}/compare", params={"a": sub["id"], "b": sub["id"], "split": "private"}, headers=alice
+    )
+    assert r.status_code == 403
+
+
+def test_unknown_and_duplicate_prediction_ids_are_422(client: TestClient, bench: dict, alice: dict) -> None:
+    preds = predictions(5)
+    preds["items"].append({"item_id": "zzz", "choice_idx": 0})
+    r = client.post(
+        f"/v1/benchmarks/{bench['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
+    )
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "predictions", "items", 14, "item_id"]
+    preds = predictions(5)
+    preds["items"].append(dict(preds["items"][0]))
+    r = client.post(
+        f"/v1/benchmarks/{bench['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
+    )
+    assert r.status_code == 422
+    preds = predictions(5)
+    preds["items"][0]["choice_idx"] = 30
+    r = client.post(
+        f"/v1/benchmarks/{bench['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
+    )
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][:4] == ["body", "predictions", "items", 0]
+    assert client.get(f"/v1/benchmarks/{bench['id']}/submissions", headers=alice).json()["items"] == []
+
+
+def test_missing_items_score_zero_and_lower_coverage(client: TestClient, bench: dict, alice: dict) -> None:
+    preds = predictions(10)
+    preds["items"] = preds["items"][:5]
+    r = client.post(
+        f"/v1/benchmarks/{bench['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
+    ).json()
+    assert r["scores"]["accuracy"]["value"] == pytest.approx(0.5) and r["coverage"] == pytest.approx(0.5)
+
+
+def test_idempotency_key(client: TestClient, bench: dict, alice: dict) -> None:
+    h = {**alice, "Idempotency-Key": "abc"}
+    first = submit(client, bench, h, "m1", correct=6)
+    replay = submit(client, bench, h, "m1", correct=6)
+    assert first.status_code == replay.status_code == 201
+    assert replay.json() == first.json() and replay.headers.get("idempotent-replayed") == "true"
+    other = submit(client, bench, h, "m1", correct=7)
+    assert other.status_code == 422 and other.json()["errors"][0]["loc"] == ["header", "Idempotency-Key"]
+    assert len(client.get(f"/v1/benchmarks/{bench['id']}/submissions", headers=alice).json()["items"]) == 1
+
+
+def test_daily_quota_counts_only_successes(client: TestClient, owner: dict, alice: dict) -> None:
+    b = client.post(
+        "/v1/benchmarks",
+        json={"name": "q", "scorer": "film_mcq", "max_submissions_per_day": 2, "answer_key": {"items": key_items()}},
+        headers=owner,
+    ).json()
+    bad = predictions(3)
+    bad["items"][0]["item_id"] = "unknown"
+    for _ in range(3):
+        r = client.post(f"/v1/benchmarks/{b['id']}/submissions", json={"model": "m", "predictions": bad}, headers=alice)
+        assert r.status_code == 422
+    assert submit(client, b, alice, "m", 3).status_code == 201
+    assert submit(client, b, alice, "m", 4).status_code == 201
+    r = submit(client, b, alice, "m", 5)
+    assert r.status_code == 429 and 0 < int(r.headers["retry-after"]) <= 86_401
+    bob = make_key(client, "submissions:write", name="bob")
+    assert submit(client, b, bob, "m", 5).status_code == 201
+
+
+def test_leaderboard_formats_ranking_and_withdrawal(client: TestClient, bench: dict, alice: dict) -> None:
+    bob = make_key(client, "submissions:write", name="bob")
+    s_a1 = submit(client, bench, alice, "alpha", 6).json()
+    s_b = submit(client, bench, bob, "beta", 9).json()
+    s_a2 = submit(client, bench, alice, "alpha", 4).json()
+    s_g = submit(client, bench, bob, "gamma", 6).json()
+    url = f"/v1/benchmarks/{bench['id']}/leaderboard"
+    best = client.get(url).json()
+    assert [(r["rank"], r["model"], r["submission_id"]) for r in best["items"]] == [
+        (1, "beta", s_b["id"]),
+        (2, "alpha", s_a1["id"]),
+        (3, "gamma", s_g["id"]),
+    ]
+    latest = client.get(url, params={"rank_by": "latest"}).json()
+    assert [r["submission_id"] for r in latest["items"]] == [s_b["id"], s_g["id"], s_a2["id"]]
+    page1 = client.get(url, params={"limit": 2}).json()
+    page2 = client.get(url, params={"limit": 2, "cursor": page1["next_cursor"]}).json()
+    assert [r["model"] for r in page1["items"] + page2["items"]] == ["beta", "alpha", "gamma"]
+    assert page2["next_cursor"] is None
+    text = client.get(url, params={"format": "csv"}).text
+    rows = list(csv.reader(io.StringIO(text)))
+    assert rows[0][:8] == [
+        "rank",
+        "model",
+        "submission_id",
+        "submitted_at",
+        "answer_key_version",
+        "accuracy",
+        "accuracy_ci_low",
+        "accuracy_ci_high",
+    ]
+    assert rows[1][1] == "beta" and float(rows[1][5]) == pytest.approx(0.9)
+    assert float(rows[1][6]) == pytest.approx(wilson(9, 10)[0], abs=1e-9)
+    nd = [json.loads(line) for line in client.get(url, params={"format": "ndjson"}).text.splitlines()]
+    assert [r["model"] for r in nd] == ["beta", "alpha", "gamma"]
+    assert client.delete(f"/v1/submissions/{s_b['id']}", headers=bob).json()["withdrawn_at"] is not None
+    assert [r["model"] for r in client.get(url).json()["items"]] == ["alpha", "gamma"]
+    assert client.get(url, params={"metric": "nope"}).status_code == 422
+
+
+def test_new_answer_key_version_rescores_and_keeps_old_rows(client: TestClient, bench: dict, owner, alice) -> None:
+    sub = submit(client, bench, alice, "m", 8).json()
+    items = key_items()
+    items[0]["answer_idx"] = 3
+    same = client.put(f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": key_items()}, headers=owner)
+    assert same.status_code == 200 and same.json()["answer_key_version"] == 1 and not same.json()["created"]
+    r = client.put(f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": items}, headers=owner)
+    assert r.status_code == 201 and r.json()["answer_key_version"] == 2 and r.json()["rescored"] == 1
+    now = client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()
+    assert now["answer_key_version"] == 2 and now["scores"]["accuracy"]["value"] == pytest.approx(0.7)
+    assert client.get(f"/v1/benchmarks/{bench['id']}/leaderboard").json()["answer_key_version"] == 2
+    assert (
+        client.put(
+            f"/v1/benchmarks/{bench['id']}/answer-key",
+            json={"items": items},
+            headers=make_key(client, "benchmarks:write"),
+        ).status_code
+        == 403
+    )
+    again = client.post(f"/v1/benchmarks/{bench['id']}/rescore", headers=ADMIN)
+    assert again.json() == {"benchmark_id": bench["id"], "answer_key_version": 2, "rescored": 1}
+    assert client.post(f"/v1/benchmarks/{bench['id']}/rescore", headers=owner).status_code == 403
+
+
+def test_compare_uses_exact_mcnemar_on_common_items(client: TestClient, bench: dict, alice: dict) -> None:
+    a = submit(client, bench, alice, "a", 9).json()
+    b = submit(client, bench, alice, "b", 3).json()
+    r = client.get(f"/v1/benchmarks/{bench['id']}/compare", params={"a": a["id"], "b": b["id"]}).json()
+    assert r["test"] == "mcnemar_exact" and r["n_common"] == 10
+    # a right & b wrong on items 3..8 (6 items), never the reverse: p = 2 * 0.5**6
+    assert (r["result"]["b"], r["result"]["c"]) == (6, 0)
+    assert r["result"]["p_value"] == pytest.approx(2 * 0.5**6)
+
+
+WRITE_ROUTES = [
+    ("post", "/v1/benchmarks", "benchmarks:write"),
+    ("put", "/v1/benchmarks/{bid}/answer-key", "benchmarks:write"),
+    ("post", "/v1/benchmarks/{bid}/submissions", "submissions:write"),
+    ("delete", "/v1/submissions/{sid}", "submissions:write"),
+    ("post", "/v1/benchmarks/{bid}/rescore", "admin"),
+    ("post", "/v1/api-keys", "admin"),
+    ("delete", "/v1/api-keys/{kid}", "admin"),
+]
+
+
+def test_every_write_route_checks_keys(client: TestClient, bench: dict, alice: dict) -> None:
+    sub = submit(client, bench, alice, "m", 5).json()
+    revoked = make_key(client, "admin", "benchmarks:write", "submissions:write", name="gone")
+    kid = client.get("/v1/api-keys", headers=ADMIN).json()["items"][-1]["id"]
+    client.delete(f"/v1/api-keys/{kid}", headers=ADMIN)
+    wrong_scope = make_key(client, "estimators:run")
+    other_owner = make_key(client, "benchmarks:write", "submissions:write", name="mallory")
+    bodies = {
+        "/v1/benchmarks": {"name": "z", "scorer": "film_mcq", "answer_key": {"items": key_items()}},
+        "/v1/benchmarks/{bid}/answer-key": {"items": key_items(3)},
+        "/v1/benchmarks/{bid}/submissions": {"model": "m", "predictions": predictions(1)},
+        "/v1/api-keys": {"name": "x", "scopes": ["admin"]},
+    }
+    for method, template, _scope in WRITE_ROUTES:
+        url = template.format(bid=bench["id"], sid=sub["id"], kid="some-key")
+        kwargs = {"json": bodies[template]} if template in bodies else {}
+        for headers, expected in ((None, 401), (revoked, 401), (wrong_scope, 403)):
+            r = getattr(client, method)(url, headers=headers, **kwargs)
+            assert r.status_code == expected, (method, url, headers, r.text)
+            assert r.headers["content-type"] == "application/problem+json"
+    assert (
+        client.put(
+            f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": key_items(3)}, headers=other_owner
+        ).status_code
+        == 403
+    )
+    assert client.delete(f"/v1/submissions/{sub['id']}", headers=other_owner).status_code == 403
+    assert client.get(f"/v1/submissions/{sub['id']}", headers=other_owner).status_code == 403
+    assert client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()["withdrawn_at"] is None
