@@ -9,6 +9,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FORBIDDEN = {
     "service": {"fastapi", "starlette", "sqlalchemy", "alembic", "api", "db"},
     "db": {"service", "api", "fastapi", "starlette"},
+    "client": {"service", "api", "db", "fastapi", "starlette", "sqlalchemy"},
 }
 
 

@@ -1,5 +1,5 @@
 """Estimator modules; importing this package registers every estimator."""
 
-from service.estimators import compression
+from service.estimators import compression, moead
 
-__all__ = ["compression"]
+__all__ = ["compression", "moead"]
