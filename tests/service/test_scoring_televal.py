@@ -1,0 +1,239 @@
+"""televal scorer: spec D_benchmarks_1 §2 synthetic tests (V4, V5), Caption Trap (§2.4), validation."""
+
+import json
+from pathlib import Path
+
+import pytest
+from pydantic import TypeAdapter, ValidationError
+
+from service.errors import InvalidInput
+from service.registry import SCORERS
+from service.scoring import televal
+from service.scoring.televal_text import extract_option, meta_audio_mention, tokenize
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _load(name: str, model: type) -> list:
+    return TypeAdapter(dict[str, list[model]]).validate_json((FIXTURES / name).read_bytes())["items"]
+
+
+@pytest.fixture(scope="module")
+def items():
+    return _load("televal_key.json", televal.AnswerKeyItem), _load("televal_predictions.json", televal.PredictionItem)
+
+
+@pytest.fixture(scope="module")
+def scored(items):
+    return televal.score(*items, televal.Params())
+
+
+def test_registered_spec():
+    assert SCORERS["televal"] is televal.SPEC and televal.SPEC.primary_metric in televal.METRICS
+
+
+def test_tokenizer():
+    assert tokenize("答案是北京。") == ["答", "案", "是", "北", "京"]  # CJK one per token, punctuation dropped
+    assert tokenize("It's paris.") == ["it", "s", "paris"]
+    assert tokenize("New York") == ["new", "york"] and tokenize("newyork") == ["newyork"]
+    assert tokenize("$5 café") == ["$", "5", "cafe\u0301"]  # symbols kept, NFD
+
+
+def test_basic_exist_match_v5(scored):
+    ds = scored["breakdown"]["datasets"]["basic_qa"]
+    # 北京 ✓, 万里长城 ✓, 1949 vs 一九四九年 ✗, Paris ✓, New York vs newyork ✗, 李白 AND 杜甫 ✓ → 4/6
+    assert ds["score"] == pytest.approx(66.67, abs=0.005)
+    assert [r["value"] for r in scored["item_scores"][:6]] == [100.0, 100.0, 0.0, 100.0, 0.0, 100.0]
+
+
+def test_single_option_match_cases():
+    q, neg = "下列说法正确的是哪一项？", "下列说法错误的是哪一项？"
+    assert extract_option("综上所述，答案是B。", q) == "B"
+    assert extract_option("我选C", q) == "C"  # cushion
+    assert extract_option("我选C", q, cushion=False) is None
+    assert extract_option("A和B都不对，正确答案是D", q) == "D"
+    assert extract_option("我觉得是A或者B", q) is None
+    assert extract_option("综上，错误的选项是C", neg) == "C"
+
+
+def test_choice_dataset(scored):
+    ds = scored["breakdown"]["datasets"]["ceval_zh"]
+    assert ds["score"] == 80.0 and ds["cover"] == 80.0  # 4 of 5 extracted, all of them correct
+    assert scored["scores"]["choice_accuracy"]["value"] == 80.0
+
+
+def test_avg_threshold_v5():
+    assert televal.avg_threshold([5, 4, 3, 0]) == {"avg": 50.0, "above": 2, "n": 4}
+    assert televal.avg_threshold([5, 4, 3, 0], power=1) == {"avg": 60.0, "above": 2, "n": 4}
+
+
+def test_judge_dataset_and_floor(items, scored):
+    emp = scored["breakdown"]["datasets"]["empathy"]
+    assert emp["score"] == 50.0 and emp["above_threshold"] == 2  # V5
+    key, pred = items
+    half = [p.model_copy(update={"judge_score": 3.5}) if p.item_id == "emp-1" else p for p in pred]
+    floored = televal.score(key, half, televal.Params())["breakdown"]["datasets"]["empathy"]["score"]
+    exact = televal.score(key, half, televal.Params(judge_floor=False))["breakdown"]["datasets"]["empathy"]["score"]
+    assert floored == pytest.approx((36 + 64 + 36 + 0) / 4)  # 3.5 → 3 → 36
+    assert exact == pytest.approx((49 + 64 + 36 + 0) / 4)  # (3.5/5)²·100 = 49
+    linear = televal.score(key, pred, televal.Params(linear_judge_tasks=["empathetic_response"]))
+    assert linear["breakdown"]["datasets"]["empathy"]["score"] == 60.0
+
+
+def test_acoustic_robustness_v5_pure_and_from_items():
+    table = {
+        "babble": dict(zip("abcdef", [40, 45, 50, 52, 53, 54], strict=True)),
+        "white": dict(zip("abcdef", [30, 35, 40, 45, 50, 55], strict=True)),
+        "packet_loss": dict(zip("abcdef", [20, 30, 40, 50, 60, 70], strict=True)),
+    }
+    assert televal.acoustic_robustness(table) == 30.0
+    key, pred = [], []
+    for cond, levels in table.items():
+        for level, pct in levels.items():
+            for j in range(100):  # 100 items per level: pct of them answered correctly
+                item_id = f"{cond}-{level}-{j}"
+                key.append(
+                    televal.AnswerKeyItem(
+                        item_id=item_id, dataset="noise", eval_task="basic", ref=["北京"], condition=cond, level=level
+                    )
+                )
+                pred.append(televal.PredictionItem(item_id=item_id, pred_text="北京" if j < pct else "上海"))
+    out = televal.score(key, pred, televal.Params(n_resamples=0))
+    assert out["scores"]["acoustic_robustness"]["value"] == pytest.approx(30.0)
+    assert out["breakdown"]["acoustic"]["white"]["worst_level"] == "a"
+
+
+def test_fixture_acoustic_and_modal(scored):
+    assert scored["scores"]["acoustic_robustness"]["value"] == 25.0  # worst babble 50, worst white 0
+    assert scored["scores"]["modal_consistency"]["value"] == pytest.approx(90.0)  # 100 − 3/30·100
+
+
+def test_v4_weighted_group_means():
+    # GPT-4o-Audio Basic Knowledge (8 datasets) and Dialect Comprehension (5 datasets), §2.3 validation
+    bk = televal.weighted_mean(
+        [80.67, 68.33, 73.60, 58.54, 61.35, 50.77, 34.49, 55.45], [300, 300, 837, 837, 1938, 1938, 2668, 827]
+    )
+    sizes = [659, 564, 615, 542, 674]
+    gpt4o = televal.weighted_mean([32.93, 10.82, 38.70, 2.58, 17.21], sizes)
+    qwen = televal.weighted_mean([48.10, 34.75, 46.99, 24.72, 44.81], sizes)
+    assert (bk, gpt4o, qwen) == pytest.approx((52.925, 21.153, 40.536), abs=5e-4)
+    assert round(bk, 2) == 52.93 and round(gpt4o, 2) == 21.15 and round(qwen, 2) == 40.54
+
+
+def test_groups_and_overall_formulas(items, scored):
+    group = scored["breakdown"]["groups"]["Basic Knowledge"]
+    assert group["weighted"] == pytest.approx((6 * 200 / 3 + 5 * 80) / 11)  # size-weighted, repo default
+    assert group["macro"] == pytest.approx((200 / 3 + 80) / 2)
+    assert group["score"] == group["weighted"]
+    ds = {k: v for k, v in scored["breakdown"]["datasets"].items() if v["eval_task"] != "dnsmos"}
+    assert scored["scores"]["overall"]["value"] == pytest.approx(sum(v["score"] for v in ds.values()) / len(ds))
+    grouped = televal.score(*items, televal.Params(overall_formula="group_macro", group_weighting="macro"))
+    ungrouped = [v["score"] for v in ds.values() if v["group"] is None]
+    expected = (group["macro"] + sum(ungrouped)) / (1 + len(ungrouped))
+    assert grouped["scores"]["overall"]["value"] == pytest.approx(expected)
+    assert "overall" in scored["reconstructed"]
+
+
+def test_caption_trap_rate(scored):
+    s = scored["scores"]["caption_trap_rate"]
+    assert s["value"] == pytest.approx(0.30) and s["n"] == 10  # §2.4 flags [1,0,1,0,0,0,0,0,1,0]
+    assert (s["ci_low"], s["ci_high"]) == pytest.approx((0.108, 0.603), abs=5e-4)
+    trap = scored["breakdown"]["caption_trap"]
+    assert trap["conditional_rate"] == pytest.approx(3 / 7)  # 4 unflagged replies scored >= 4
+    assert trap["sources"] == {"judge_flag": 10, "nsv_rubric_proxy": 0}
+    assert trap["heuristic"]["k"] == 3 and "breakdown.caption_trap" in scored["reconstructed"]
+
+
+def test_caption_trap_nsv_proxy(items):
+    key, pred = items
+    unflagged = [p.model_copy(update={"caption_trap": None}) for p in pred]
+    trap = televal.score(key, unflagged, televal.Params())["breakdown"]["caption_trap"]
+    # judge scores [3,5,3,4,4,2,5,1,3,0] on care_nsv: score 3 = "only identified the signal"
+    assert trap["k"] == 3 and trap["sources"]["nsv_rubric_proxy"] == 10
+
+
+def test_meta_audio_heuristic():
+    assert meta_audio_mention("我听到你咳嗽了") and meta_audio_mention("I hear rain in the recording")
+    assert not meta_audio_mention("多喝点温水，早点休息。")
+
+
+def test_missing_predictions(items):
+    key, pred = items
+    out = televal.score(key, pred[1:], televal.Params())
+    assert out["coverage"] == pytest.approx((len(key) - 1) / len(key))
+    assert out["item_scores"][0]["value"] == 0.0
+    assert out["breakdown"]["datasets"]["basic_qa"]["score"] == pytest.approx(50.0)
+    json.dumps(out, allow_nan=False)
+
+
+@pytest.mark.parametrize(
+    ("key", "pred", "loc"),
+    [
+        (
+            {"item_id": "a", "dataset": "d", "eval_task": "care_nsv"},
+            {"item_id": "a", "pred_text": "hi"},
+            ("predictions", "items", 0, "judge_score"),
+        ),
+        (
+            {"item_id": "a", "dataset": "d", "eval_task": "basic", "ref": ["x"]},
+            {"item_id": "a"},
+            ("predictions", "items", 0, "pred_text"),
+        ),
+        (
+            {"item_id": "a", "dataset": "d", "eval_task": "modal_consistency"},
+            {"item_id": "a"},
+            ("predictions", "items", 0, "asr_edits"),
+        ),
+        (
+            {"item_id": "a", "dataset": "d", "eval_task": "dnsmos"},
+            {"item_id": "a"},
+            ("predictions", "items", 0, "model_score"),
+        ),
+        (
+            {"item_id": "a", "dataset": "d", "eval_task": "choice", "ref": "E"},
+            {"item_id": "a", "pred_text": "A"},
+            ("answer_key", "items", 0, "ref"),
+        ),
+        (
+            {"item_id": "a", "dataset": "d", "eval_task": "basic", "ref": ["。"]},
+            {"item_id": "a", "pred_text": "A"},
+            ("answer_key", "items", 0, "ref"),
+        ),
+        (
+            {"item_id": "a", "dataset": "d", "eval_task": "basic", "ref": "x"},
+            {"item_id": "a", "pred_text": "x"},
+            ("answer_key", "items", 0, "ref"),
+        ),
+    ],
+)
+def test_domain_errors(key, pred, loc):
+    with pytest.raises(InvalidInput) as err:
+        televal.score([televal.AnswerKeyItem(**key)], [televal.PredictionItem(**pred)], televal.Params())
+    assert err.value.loc == loc
+
+
+def test_dataset_must_have_one_eval_task():
+    key = [
+        televal.AnswerKeyItem(item_id="a", dataset="d", eval_task="basic", ref=["x"]),
+        televal.AnswerKeyItem(item_id="b", dataset="d", eval_task="choice", ref="A"),
+    ]
+    with pytest.raises(InvalidInput) as err:
+        televal.score(key, [], televal.Params())
+    assert err.value.loc == ("answer_key", "items", 1, "dataset")
+
+
+@pytest.mark.parametrize(
+    ("model", "data"),
+    [
+        (televal.PredictionItem, {"item_id": "a", "judge_score": 5.5}),
+        (televal.PredictionItem, {"item_id": "a", "judge_score": float("nan")}),
+        (televal.PredictionItem, {"item_id": "a", "asr_edits": {"S": 1, "D": 0, "I": 0, "ref_len": 0}}),
+        (televal.AnswerKeyItem, {"item_id": "a", "dataset": "d", "eval_task": "asr"}),
+        (televal.AnswerKeyItem, {"item_id": "a", "dataset": "d", "eval_task": "basic", "ref": [{"any": ["x"]}]}),
+        (televal.Params, {"overall_formula": "readme_average"}),
+        (televal.Params, {"linear_judge_tasks": ["basic"]}),
+    ],
+)
+def test_schema_rejects_bad_values(model, data):
+    with pytest.raises(ValidationError):
+        model.model_validate(data)

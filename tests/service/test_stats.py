@@ -1,0 +1,254 @@
+"""Shared statistics (service/stats): spec D_benchmarks_1 §0, §4 and checks V6-V11."""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from scipy.special import comb, logsumexp
+from scipy.stats import binomtest, bootstrap
+
+from service.errors import Degenerate, InvalidInput
+from service.stats import (
+    binom_tail_ge,
+    binom_two_sided,
+    binomial_se,
+    bootstrap_mean_ci,
+    bootstrap_means,
+    check_budget,
+    cluster_robust_se,
+    factorize,
+    holm,
+    mcnemar,
+    mcnemar_exact,
+    mean_stderr,
+    paired_bootstrap,
+    percentile_interval,
+    poisson_binomial_tail_ge,
+    poisson_binomial_tail_le,
+    poisson_binomial_two_sided,
+    wilson,
+    wilson_interval,
+    z_value,
+)
+
+
+def _log_pmf_dp(p: np.ndarray) -> np.ndarray:
+    """Reference Poisson-binomial log-pmf by the O(n²) recursion in log space."""
+    lp = np.array([0.0])
+    for pi in p:
+        nxt = np.full(lp.size + 1, -np.inf)
+        nxt[:-1] = lp + np.log1p(-pi)
+        nxt[1:] = np.logaddexp(nxt[1:], lp + np.log(pi))
+        lp = nxt
+    return lp
+
+
+def test_z_value_at_95_percent():
+    assert z_value(0.95) == pytest.approx(1.959964, abs=1e-6)  # §0: z = 1.959964
+
+
+def test_wilson_v6_boundaries_are_clamped():
+    # V6: 10/10 = [0.7225, 1], 0/10 = [0, 0.2775] (4 decimals in the spec)
+    low, high = wilson(10, 10)
+    assert low == pytest.approx(0.7225, abs=5e-5) and high == 1.0
+    low, high = wilson(0, 10)
+    assert low == 0.0 and high == pytest.approx(0.2775, abs=5e-5)
+
+
+def test_wilson_spec_examples():
+    assert wilson(6, 10) == pytest.approx((0.3127, 0.8318), abs=5e-5)  # §4 synthetic
+    assert wilson(3, 10) == pytest.approx((0.108, 0.603), abs=5e-4)  # §2.4 Caption Trap
+    assert wilson(122, 200) == pytest.approx((0.541, 0.675), abs=5e-4)  # §4 scale check (61%, n=200)
+
+
+def test_wilson_contains_estimate_and_stays_in_unit_interval():
+    rng = np.random.default_rng(0)
+    n = rng.integers(1, 500, 2000)
+    k = rng.integers(0, n + 1)
+    low, high = wilson_interval(k, n, 0.99)
+    p = k / n
+    assert np.all((low >= 0) & (low <= p) & (p <= high) & (high <= 1))
+    narrow_low, narrow_high = wilson_interval(k, n, 0.8)
+    assert np.all(narrow_high - narrow_low <= high - low + 1e-15)  # monotone in the confidence level
+
+
+def test_wilson_rejects_bad_counts():
+    with pytest.raises(Degenerate):
+        wilson(1, 0)
+    with pytest.raises(Degenerate):
+        wilson(5, 4)
+
+
+def test_standard_errors_v11_and_binomial_form():
+    assert mean_stderr([1] * 7 + [0] * 3) == pytest.approx(0.152753, abs=1e-6)  # V11
+    assert float(binomial_se(6, 10)) == pytest.approx(0.15492, abs=5e-6)  # §4: iid sqrt(p(1-p)/n)
+    with pytest.raises(Degenerate):
+        mean_stderr([1.0])
+
+
+def test_binomial_tail_v7_equals_hand_sum():
+    hand = sum(comb(10, i) * 0.25**i * 0.75 ** (10 - i) for i in range(6, 11))
+    assert binom_tail_ge(6, 10, 0.25) == pytest.approx(hand, rel=1e-12)
+    assert binom_tail_ge(6, 10, 0.25) == pytest.approx(0.019728, abs=5e-7)  # V7
+    assert binom_tail_ge(0, 10, 0.25) == 1.0 and binom_tail_ge(11, 10, 0.25) == 0.0
+
+
+def test_binomial_scale_checks_from_spec_section_4():
+    assert binom_tail_ge(122, 200, 0.25) == pytest.approx(5.7e-27, rel=0.01)  # 61% at n=200
+    assert binom_two_sided(135, 500, 0.25) == pytest.approx(0.30, abs=0.005)  # 27% at n=500
+
+
+def _enumerate_tail(p: list[float], k: int) -> float:
+    total = 0.0
+    for outcome in itertools.product([0, 1], repeat=len(p)):
+        if sum(outcome) >= k:
+            total += math.prod(pi if o else 1 - pi for pi, o in zip(p, outcome, strict=True))
+    return total
+
+
+def test_poisson_binomial_v8_matches_enumeration():
+    p = [1 / k for k in (4, 4, 5, 5, 2)]
+    assert poisson_binomial_tail_ge(3, p) == pytest.approx(_enumerate_tail(p, 3), rel=1e-12)
+    assert poisson_binomial_tail_ge(3, p) == pytest.approx(0.12875, abs=1e-12)  # V8 (exact rational)
+
+
+def test_poisson_binomial_matches_log_space_recursion_deep_in_the_tail():
+    rng = np.random.default_rng(1)
+    p = 1.0 / rng.integers(2, 7, 300)
+    lp = _log_pmf_dp(p)
+    for k in (0, 40, 75, 150, 250, 299, 300):
+        exact_ge = np.exp(logsumexp(lp[k:]))
+        exact_le = np.exp(logsumexp(lp[: k + 1]))
+        # relative 1e-9: tails down to ~1e-174 keep full precision thanks to exponential tilting
+        assert poisson_binomial_tail_ge(k, p) == pytest.approx(exact_ge, rel=1e-9)
+        assert poisson_binomial_tail_le(k, p) == pytest.approx(min(exact_le, 1.0), rel=1e-9)
+
+
+def test_poisson_binomial_grouped_form_and_single_group():
+    assert poisson_binomial_tail_ge(30, [0.25, 0.2], [60, 40]) == pytest.approx(
+        poisson_binomial_tail_ge(30, [0.25] * 60 + [0.2] * 40), rel=1e-12
+    )
+    assert poisson_binomial_tail_ge(40, [0.25] * 100) == pytest.approx(binom_tail_ge(40, 100, 0.25), rel=1e-12)
+
+
+def test_poisson_binomial_certain_and_impossible_trials():
+    # two sure successes, one impossible trial, one fair coin: S = 2 + Bernoulli(1/2)
+    p = [1.0, 1.0, 0.0, 0.5]
+    assert poisson_binomial_tail_ge(2, p) == 1.0
+    assert poisson_binomial_tail_ge(3, p) == pytest.approx(0.5)
+    assert poisson_binomial_tail_ge(4, p) == 0.0
+    assert poisson_binomial_two_sided(4, p) == 0.0
+
+
+def test_poisson_binomial_two_sided_minimum_likelihood():
+    p = np.array([1 / k for k in (4, 4, 5, 5, 2, 3, 3)])
+    pmf = np.exp(_log_pmf_dp(p))
+    for k in range(p.size + 1):
+        expected = pmf[pmf <= pmf[k] * (1 + 1e-7)].sum()
+        assert poisson_binomial_two_sided(k, p) == pytest.approx(min(1.0, expected), rel=1e-10)
+    assert poisson_binomial_two_sided(135, [0.25] * 500) == pytest.approx(binomtest(135, 500, 0.25).pvalue)
+
+
+def test_poisson_binomial_rejects_invalid_probabilities():
+    with pytest.raises(Degenerate):
+        poisson_binomial_tail_ge(1, [0.5, 1.5])
+
+
+def test_cluster_robust_se_v9_and_relabelling_invariance():
+    correct = np.array([1, 1, 0, 1, 0, 1, 0, 0, 1, 1], dtype=float)
+    films = ["A"] * 4 + ["B"] * 4 + ["C"] * 2
+    codes, names = factorize(films)
+    assert names == ["A", "B", "C"]
+    assert cluster_robust_se(correct, codes) == pytest.approx(0.21071, abs=5e-6)  # V9
+    assert cluster_robust_se(correct, 2 - codes) == pytest.approx(cluster_robust_se(correct, codes), rel=1e-14)
+    with pytest.raises(Degenerate):
+        cluster_robust_se(correct, np.zeros(10, dtype=np.int64))
+
+
+def test_cluster_robust_se_with_singleton_clusters_is_the_hc1_form():
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 2, 50).astype(float)
+    expected = np.sqrt(50 / 49 * np.sum((x - x.mean()) ** 2)) / 50  # G = N clusters of one item
+    assert cluster_robust_se(x, np.arange(50)) == pytest.approx(expected, rel=1e-12)
+
+
+def test_mcnemar_exact_spec_value_and_symmetry():
+    assert mcnemar_exact(12, 4) == pytest.approx(0.0768, abs=5e-5)  # §4
+    assert mcnemar_exact(4, 12) == mcnemar_exact(12, 4)
+    assert mcnemar_exact(0, 0) == 1.0
+    a = np.array([1] * 12 + [0] * 4 + [1] * 5)
+    b = np.array([0] * 12 + [1] * 4 + [1] * 5)
+    assert mcnemar(a, b) == {"b": 12, "c": 4, "p_value": mcnemar_exact(12, 4)}
+
+
+def test_holm_hand_example_and_monotonicity():
+    adjusted = holm([0.01, 0.04, 0.03, 0.005])
+    # sorted 0.005·4 = 0.02, 0.01·3 = 0.03, 0.03·2 = 0.06, max(0.06, 0.04·1) = 0.06
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    rng = np.random.default_rng(3)
+    p = rng.random(40)
+    adj = holm(p)
+    assert np.all(adj >= p) and np.all(adj <= 1)
+    order = np.argsort(p)
+    assert np.all(np.diff(adj[order]) >= 0)
+    assert holm([]).size == 0
+
+
+def test_bootstrap_budget():
+    check_budget(10_000, 5_000)
+    with pytest.raises(InvalidInput):
+        check_budget(10_001, 1)
+    with pytest.raises(InvalidInput) as err:
+        check_budget(1_000, 50_001)
+    assert err.value.loc == ("params", "n_resamples")
+
+
+@pytest.mark.parametrize(
+    "kind",
+    ["binary", "graded", "continuous"],
+)
+def test_bootstrap_replicates_have_the_bootstrap_standard_error(kind):
+    rng = np.random.default_rng(4)
+    n = 4_000
+    x = {
+        "binary": rng.integers(0, 2, n).astype(float),
+        "graded": (rng.integers(0, 6, n) / 5.0) ** 2 * 100,
+        "continuous": rng.normal(size=n),
+    }[kind]
+    reps = bootstrap_means(x, 4_000, np.random.default_rng(5))
+    expected_sd = x.std() / np.sqrt(n)  # bootstrap law of the mean: sd(x, ddof=0)/sqrt(n)
+    # B = 4000: the replicate SD has relative MC error ~1/sqrt(2B) = 1.1%; the mean ~sd/63
+    assert reps.std(ddof=1) == pytest.approx(expected_sd, rel=0.05)
+    assert reps.mean() == pytest.approx(x.mean(), abs=4 * expected_sd / np.sqrt(4_000))
+
+
+def test_bootstrap_is_reproducible_and_seed_dependent():
+    x = np.random.default_rng(6).normal(size=1_000)
+    assert bootstrap_mean_ci(x, 500, seed=7) == bootstrap_mean_ci(x, 500, seed=7)
+    assert bootstrap_mean_ci(x, 500, seed=7) != bootstrap_mean_ci(x, 500, seed=8)
+
+
+def test_bootstrap_percentile_interval_agrees_with_scipy():
+    x = np.random.default_rng(9).exponential(size=5_000)
+    low, high, se = bootstrap_mean_ci(x, 1_000, seed=10)
+    ref = bootstrap(
+        (x,), np.mean, vectorized=True, method="percentile", n_resamples=1_000, rng=np.random.default_rng(10)
+    ).confidence_interval
+    # same law; endpoints agree within Monte Carlo error (0.5 SE; scipy 1.17 draws the same indices: equal)
+    assert abs(low - ref.low) < 0.5 * se and abs(high - ref.high) < 0.5 * se
+
+
+def test_percentile_interval_of_known_replicates():
+    assert percentile_interval(np.arange(101.0), 0.9) == pytest.approx((5.0, 95.0))
+
+
+def test_paired_bootstrap():
+    rng = np.random.default_rng(11)
+    a = rng.normal(size=400)
+    same = paired_bootstrap(a, a, 500, seed=1)
+    assert same["mean_diff"] == 0.0 and same["ci_low"] == 0.0 and same["ci_high"] == 0.0 and same["p_value"] == 1.0
+    shifted = paired_bootstrap(a + 0.5, a + rng.normal(scale=0.1, size=400), 1_000, seed=1)
+    assert shifted["ci_low"] > 0.4 and shifted["ci_high"] < 0.6 and shifted["p_value"] < 0.01
+    with pytest.raises(Degenerate):
+        paired_bootstrap(a, a[:3], 10)
