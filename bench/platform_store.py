@@ -35,9 +35,7 @@ def _setup(path: Path) -> int:
     upgrade(url)
     con = sqlite3.connect(path)
     now = datetime.now(UTC).isoformat(" ")
-    con.execute(
-        "INSERT INTO benchmark VALUES ('b','b','film_mcq','', '{}', 10, NULL, 1, ?)", (now,)
-    )
+    con.execute("INSERT INTO benchmark VALUES ('b','b','film_mcq','', '{}', 10, NULL, 1, ?)", (now,))
     con.execute(
         "INSERT INTO submission (id, benchmark_id, model, meta, predictions, api_key_id, created_at) "
         "VALUES ('s','b','m','{}','[]',NULL,?)",
@@ -94,11 +92,17 @@ def http_bench(n_submissions: int = 200, n_items: int = 1000) -> dict[str, float
         upgrade(url)
         port = _free_port()
         admin = "ek_bench_admin_key"
-        env = {**os.environ, "ESTIBENCH_DATABASE_URL": url, "ESTIBENCH_ADMIN_KEY": admin,
-               "ESTIBENCH_DATA_DIR": tmp, "ESTIBENCH_LOG_LEVEL": "WARNING"}
+        env = {
+            **os.environ,
+            "ESTIBENCH_DATABASE_URL": url,
+            "ESTIBENCH_ADMIN_KEY": admin,
+            "ESTIBENCH_DATA_DIR": tmp,
+            "ESTIBENCH_LOG_LEVEL": "WARNING",
+        }
         proc = subprocess.Popen(
             [sys.executable, "-m", "uvicorn", "api.app:app", "--port", str(port), "--log-level", "warning"],
-            cwd=ROOT, env=env,
+            cwd=ROOT,
+            env=env,
         )
         base = f"http://127.0.0.1:{port}"
         try:
@@ -110,14 +114,29 @@ def http_bench(n_submissions: int = 200, n_items: int = 1000) -> dict[str, float
                     except httpx.TransportError:
                         time.sleep(0.1)
                 h = {"Authorization": f"Bearer {admin}"}
-                key = [{"item_id": f"q{i}", "num_options": 4, "answer_idx": i % 4, "film_id": f"f{i % 50}"}
-                       for i in range(n_items)]
-                b = c.post("/v1/benchmarks", json={"name": "bench", "scorer": "film_mcq",
-                                                   "max_submissions_per_day": 100_000,
-                                                   "answer_key": {"items": key}}, headers=h).json()
-                bodies = [{"model": f"m{j}", "predictions": {"items": [
-                    {"item_id": f"q{i}", "choice_idx": (i * (j + 1)) % 4} for i in range(n_items)]}}
-                    for j in range(n_submissions)]
+                key = [
+                    {"item_id": f"q{i}", "num_options": 4, "answer_idx": i % 4, "film_id": f"f{i % 50}"}
+                    for i in range(n_items)
+                ]
+                b = c.post(
+                    "/v1/benchmarks",
+                    json={
+                        "name": "bench",
+                        "scorer": "film_mcq",
+                        "max_submissions_per_day": 100_000,
+                        "answer_key": {"items": key},
+                    },
+                    headers=h,
+                ).json()
+                bodies = [
+                    {
+                        "model": f"m{j}",
+                        "predictions": {
+                            "items": [{"item_id": f"q{i}", "choice_idx": (i * (j + 1)) % 4} for i in range(n_items)]
+                        },
+                    }
+                    for j in range(n_submissions)
+                ]
                 t0 = time.perf_counter()
                 for body in bodies:
                     r = c.post(f"/v1/benchmarks/{b['id']}/submissions", json=body, headers=h)
@@ -131,7 +150,7 @@ def http_bench(n_submissions: int = 200, n_items: int = 1000) -> dict[str, float
 
 def main() -> None:
     s = store_bench()
-    print("| (3) store 1,000,000 item-score rows | ours (repository, Core executemany) | raw sqlite3 executemany | ratio |")
+    print("| (3) store 1,000,000 item-score rows | ours (repository) | raw sqlite3 executemany | ratio |")
     print("|---|---|---|---|")
     print(f"| rows/s | {s['ours_rows_per_s']:,.0f} | {s['raw_rows_per_s']:,.0f} | {s['ratio']:.2f} |")
     h = http_bench()

@@ -21,9 +21,10 @@ from scipy.stats import bootstrap
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import platform_store
+
 from service.scoring import film_mcq as fm
 from service.stats import bootstrap_mean_ci, factorize
-import platform_store  # noqa: E402  (parts 3 and 4: store and HTTP)
 
 Row = tuple[str, str, str, str, str, str]
 
