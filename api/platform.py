@@ -2,6 +2,7 @@
 answer key and params, scoring a submission against a version and storing the scoring."""
 
 import json
+from collections import OrderedDict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -34,10 +35,24 @@ def load(conn: Connection, benchmark_id: str) -> Loaded:
     return Loaded(row, spec, spec.params_model.model_validate_json(row.scorer_params))
 
 
+_KEY_CACHE: OrderedDict[tuple[str, int, str], list[Any]] = OrderedDict()
+_KEY_CACHE_SIZE = 16
+
+
 def key_items(conn: Connection, loaded: Loaded, version: int) -> list[Any]:
+    """The validated items of an answer-key version. Versions are immutable, so validated items are kept in a
+    small per-process LRU keyed on (benchmark, version, scorer version)."""
+    cache_key = (loaded.benchmark.id, version, loaded.spec.version)
+    if cache_key in _KEY_CACHE:
+        _KEY_CACHE.move_to_end(cache_key)
+        return _KEY_CACHE[cache_key]
     text = bench_repo.version_items(conn, loaded.benchmark.id, version)
     assert text is not None
-    return validate_items(loaded.spec.answer_key_item_model, json.loads(text), ("answer_key", "items"))
+    items = validate_items(loaded.spec.answer_key_item_model, json.loads(text), ("answer_key", "items"))
+    _KEY_CACHE[cache_key] = items
+    if len(_KEY_CACHE) > _KEY_CACHE_SIZE:
+        _KEY_CACHE.popitem(last=False)
+    return items
 
 
 def score_and_store(

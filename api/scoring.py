@@ -89,9 +89,15 @@ def _score(spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any) -> t
     return outcome.model_dump(mode="json"), item_scores
 
 
+def by_item_id(items: Sequence[Any]) -> list[Any]:
+    """Items in item_id order: scores (float sums, bootstrap draws) then depend on content, not on order."""
+    return sorted(items, key=lambda i: i.item_id)
+
+
 def score_all(spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any) -> dict[str, Any]:
-    """Stateless scoring of every item together (``POST /v1/scorers/{name}/score``)."""
-    return _score(spec, key, preds, params)[0]
+    """Stateless scoring of every item together (``POST /v1/scorers/{name}/score``), in item_id order like the
+    stored answer keys, so both paths give identical numbers for the same content."""
+    return _score(spec, by_item_id(key), by_item_id(preds), params)[0]
 
 
 def score_by_split(
@@ -109,10 +115,10 @@ def score_by_split(
     outcomes: dict[str, dict[str, Any]] = {}
     rows: list[tuple[str, str, float]] = []
     for split in SPLITS:
-        key_s = [k for k in key if k.split == split]
+        key_s = by_item_id(k for k in key if k.split == split)
         if not key_s:
             continue
-        preds_s = [p for p in preds if split_of[p.item_id] == split]
+        preds_s = by_item_id(p for p in preds if split_of[p.item_id] == split)
         outcomes[split], items = _score(spec, key_s, preds_s, params)
         rows.extend((split, item_id, value) for item_id, value in items)
     return outcomes, rows
