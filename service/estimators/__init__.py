@@ -1,5 +1,5 @@
 """Estimator modules; importing this package registers every estimator."""
 
-from service.estimators import compression, moead
+from service.estimators import compression, minhash, moead
 
-__all__ = ["compression", "moead"]
+__all__ = ["compression", "minhash", "moead"]
