@@ -5,7 +5,7 @@ export ESTIBENCH_DATABASE_URL ?= sqlite:///./estibench.db
 PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 PYTEST_ARGS ?=
 
-.PHONY: install install-dev serve migrate test test-postgres lint format openapi bench clean
+.PHONY: install install-dev serve worker migrate test test-postgres lint format openapi bench backup clean
 
 install:
 	sh scripts/install.sh $(VENV)
@@ -18,6 +18,16 @@ migrate: install
 
 serve: migrate
 	sh scripts/serve.sh $(VENV)
+
+# A job worker alone (e.g. on another machine, with ESTIBENCH_DATABASE_URL=postgresql+psycopg://… and
+# ESTIBENCH_REDIS_URL=redis://…).
+worker: migrate
+	$(PY) -m api.worker
+
+# Consistent copy of the live SQLite store: make backup BACKUP=backups/estibench-YYYYMMDD.db
+BACKUP ?= backups/estibench-$(shell date +%Y%m%d-%H%M%S).db
+backup: install
+	$(PY) -m scripts.backup snapshot "$(ESTIBENCH_DATABASE_URL)" "$(BACKUP)"
 
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)

@@ -107,13 +107,19 @@ def run_estimator(
     *,
     api_key_id: str | None,
     progress: Progress = no_progress,
+    resolved: StrictModel | None = None,
 ) -> tuple[RunRow, bool]:
-    """Return (run, cached): the stored identical run, or a new one computed now."""
+    """Return (run, cached): the stored identical run, or a new one computed now.
+
+    ``resolved`` is ``params`` with uploaded-array references replaced by arrays (api/arrays.py): the function
+    gets it, the cache key keeps the references.
+    """
     params_json = canonical_params(params)
     existing = cached_run(engines, "estimator", spec.name, spec.version, params_json)
     if existing is not None:
         return existing, True
-    result_json, duration_ms = compute(lambda: spec.fn(params, progress))
+    inputs = params if resolved is None else resolved
+    result_json, duration_ms = compute(lambda: spec.fn(inputs, progress))
     stored, inserted = store_run(
         engines,
         kind="estimator",

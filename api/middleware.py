@@ -46,12 +46,28 @@ class RequestContextMiddleware:
         start = time.perf_counter()
         status_holder = {"status": 500}
 
+        rewrite: dict[str, Any] = {"body": False}
+
         async def send_wrapper(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status_holder["status"] = message["status"]
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
+                if message["status"] == 413 and (b"content-type", b"application/problem+json") not in headers:
+                    rewrite["body"] = True
+                    payload = _problem_bytes(
+                        413, "Content Too Large", "The request body exceeds the size limit.", request_id
+                    )
+                    headers = [
+                        (b"content-type", b"application/problem+json"),
+                        (b"content-length", str(len(payload)).encode()),
+                    ]
+                    rewrite["payload"] = payload
                 headers.append((b"x-request-id", request_id.encode()))
                 message["headers"] = headers
+            elif message["type"] == "http.response.body" and rewrite["body"]:
+                if message.get("more_body", False):
+                    return
+                message = {"type": "http.response.body", "body": rewrite["payload"]}
             await send(message)
 
         try:
@@ -85,14 +101,7 @@ class RequestContextMiddleware:
 
     @staticmethod
     async def _problem_415(scope: Scope, send: Send, request_id: str) -> None:
-        body: dict[str, Any] = {
-            "type": "about:blank",
-            "title": "Unsupported Media Type",
-            "status": 415,
-            "detail": "Send the body as application/json.",
-            "instance": request_id,
-        }
-        payload = json.dumps(body).encode()
+        payload = _problem_bytes(415, "Unsupported Media Type", "Send the body as application/json.", request_id)
         await send(
             {
                 "type": "http.response.start",
@@ -104,3 +113,14 @@ class RequestContextMiddleware:
             }
         )
         await send({"type": "http.response.body", "body": payload})
+
+
+def _problem_bytes(status: int, title: str, detail: str, request_id: str) -> bytes:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": title,
+        "status": status,
+        "detail": detail,
+        "instance": request_id,
+    }
+    return json.dumps(body).encode()

@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     # "immediate" runs jobs inside the request (tests); "memory" keeps them until a test runs them; "off" = no queue.
     queue: Literal["auto", "immediate", "memory", "off"] = "auto"
     queue_path: Path | None = Field(default=None, description="SQLite queue file (default data_dir/queue.db).")
+    queue_name: str = Field(default="estibench", min_length=1, max_length=64, description="Huey queue name.")
     workers: int = Field(default=2, ge=1, le=64, description="Worker processes per `python -m api.worker`.")
     job_timeout_s: float = Field(default=900.0, gt=0)
     job_heartbeat_s: float = Field(default=1.0, gt=0)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.pool import NullPool
+from sqlalchemy.pool import NullPool, StaticPool
 
 SQLITE_SYNCHRONOUS = ("OFF", "NORMAL", "FULL", "EXTRA")
 
@@ -45,6 +45,9 @@ def _sqlite_hooks(engine: Engine, *, begin: str, synchronous: str, busy_timeout_
 
 def make_engines(url: str, *, synchronous: str = "NORMAL", busy_timeout_ms: int = 5000) -> Engines:
     """Create the write and read engines for ``url`` (``sqlite:///…`` or ``postgresql+psycopg://…``)."""
+    if url in ("sqlite://", "sqlite:///:memory:"):
+        engine = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+        return Engines(write=engine, read=engine)
     if url.startswith("sqlite"):
         if synchronous.upper() not in SQLITE_SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {SQLITE_SYNCHRONOUS}")

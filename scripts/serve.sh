@@ -1,7 +1,19 @@
 #!/usr/bin/env sh
-# Start the API (uvicorn) on ESTIBENCH_HOST:ESTIBENCH_PORT. Ctrl-C / SIGTERM stops it cleanly.
+# Start the API (uvicorn) on ESTIBENCH_HOST:ESTIBENCH_PORT and the job worker (python -m api.worker).
+# Ctrl-C / SIGTERM stops both cleanly (running jobs go back on the queue); if either exits, the other is stopped.
 set -eu
 VENV="${1:-.venv}"
 HOST="${ESTIBENCH_HOST:-127.0.0.1}"
 PORT="${ESTIBENCH_PORT:-8000}"
-exec "$VENV/bin/uvicorn" api.app:app --host "$HOST" --port "$PORT" --timeout-keep-alive 5 --no-access-log
+"$VENV/bin/python" -m api.worker &
+WORKER=$!
+"$VENV/bin/uvicorn" api.app:app --host "$HOST" --port "$PORT" --timeout-keep-alive 5 --no-access-log &
+API=$!
+STOP=0
+trap 'STOP=1' INT TERM
+while [ "$STOP" = 0 ] && kill -0 "$API" 2>/dev/null && kill -0 "$WORKER" 2>/dev/null; do
+    sleep 0.5
+done
+kill -TERM "$API" "$WORKER" 2>/dev/null || true
+wait "$API" 2>/dev/null || true
+wait "$WORKER" 2>/dev/null || true

@@ -1,6 +1,7 @@
 """Strict base models and shared type aliases for every estimator and scorer (ARCHITECTURE §5)."""
 
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -29,3 +30,46 @@ Seed = Annotated[
 ]
 
 Json = dict[str, Any]
+
+
+ARRAY_REF_PATTERN = r"^sha256:[0-9a-f]{64}$"
+
+
+class ArrayRef(StrictModel):
+    """``{"array": "sha256:<hex>"}``: an array uploaded with ``POST /v1/arrays`` (ARCHITECTURE §3).
+
+    The API replaces it with the numpy array before calling the estimator (and its cost function); the
+    canonical params, hence the cache key, keep the reference.
+    """
+
+    array: str = Field(pattern=ARRAY_REF_PATTERN, description="Id returned by POST /v1/arrays: sha256:<64 hex>.")
+
+
+@dataclass(frozen=True)
+class ArrayConstraints:
+    """Rules the API checks, vectorised, on a referenced array: dtype kind, ndim, element bounds, minimum size."""
+
+    kind: Literal["float", "int", "bool"]
+    ndim: int = 1
+    ge: float | None = None
+    le: float | None = None
+    min_size: int = 1
+
+
+def array_param(
+    item: Any,
+    kind: Literal["float", "int", "bool"],
+    *,
+    ndim: int = 1,
+    ge: float | None = None,
+    le: float | None = None,
+    min_length: int = 1,
+    max_length: int = MAX_JSON_ARRAY,
+) -> Any:
+    """Type of an array-valued parameter: a JSON list of ``item`` (a row type when ``ndim=2``) or an ``ArrayRef``.
+
+    ``ge``/``le`` repeat the element bounds of ``item`` for referenced arrays. Functions receive a list or, for a
+    reference, an ``np.ndarray``: read the field with ``np.asarray``.
+    """
+    listed = Annotated[list[item], Field(min_length=min_length, max_length=max_length)]
+    return Annotated[listed | ArrayRef, ArrayConstraints(kind, ndim, ge, le, min_length)]

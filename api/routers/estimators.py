@@ -2,14 +2,17 @@
 
 from typing import Any
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
+from api import arrays
 from api.auth import RunPrincipal
 from api.deps import EnginesDep
-from api.envelope import envelope_json, typed_envelope
-from api.execution import check_cost, run_estimator
+from api.envelope import canonical_params, envelope_json, typed_envelope
+from api.execution import cached_run, check_cost, run_estimator
+from api.jobs import JobOut
 from api.problems import COMMON, ApiError, responses
+from api.routers.jobs import submit_estimator_job
 from service.registry import ESTIMATORS, EstimatorSpec
 
 
@@ -34,6 +37,14 @@ class EstimatorDetail(EstimatorSummary):
     hard_cap: float = Field(description="Requests whose cost exceeds this are refused (422).")
 
 
+ABOVE_BUDGET: dict[int | str, dict[str, Any]] = {
+    202: {
+        "model": JobOut,
+        "description": "The cost exceeds the synchronous budget: the run was queued as a job; poll `Location`.",
+    }
+}
+
+
 def _summary(spec: EstimatorSpec) -> dict[str, Any]:
     return {k: getattr(spec, k) for k in EstimatorSummary.model_fields}
 
@@ -45,10 +56,16 @@ def _route_name(spec: EstimatorSpec) -> str:
 def _make_endpoint(spec: EstimatorSpec) -> Any:
     params_model = spec.params_model
 
-    def endpoint(params: params_model, principal: RunPrincipal, engines: EnginesDep) -> Response:  # type: ignore[valid-type]
-        check_cost(spec, params, queue_available=False)
+    def endpoint(params: params_model, request: Request, principal: RunPrincipal, engines: EnginesDep) -> Response:  # type: ignore[valid-type]
+        resolved = arrays.resolve(engines, params)
+        cost = check_cost(spec, resolved, queue_available=request.app.state.jobs.available)
+        if cost > spec.sync_budget:
+            stored = cached_run(engines, "estimator", spec.name, spec.version, canonical_params(params))
+            if stored is not None:
+                return Response(envelope_json(stored, cached=True), media_type="application/json")
+            return submit_estimator_job(request, spec, params, principal)
         api_key_id = principal.key_id if principal else None
-        row, cached = run_estimator(engines, spec, params, api_key_id=api_key_id)
+        row, cached = run_estimator(engines, spec, params, api_key_id=api_key_id, resolved=resolved)
         return Response(envelope_json(row, cached=cached), media_type="application/json")
 
     endpoint.__name__ = _route_name(spec)
@@ -92,7 +109,7 @@ def build_router() -> APIRouter:
             summary=spec.summary,
             name=_route_name(spec),
             operation_id=_route_name(spec),
-            responses=responses(*COMMON, 401, 403),
+            responses=responses(*COMMON, 401, 403, 503) | ABOVE_BUDGET,
         )
 
     @router.post("/{name}", responses=responses(404, 500), include_in_schema=False)

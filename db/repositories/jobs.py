@@ -4,12 +4,11 @@ Every state change is a conditional UPDATE on (id, status[, attempts]), so a wor
 re-queued or failed its job) can no longer overwrite the row.
 """
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, func, or_, select, update
+from sqlalchemy import ColumnElement, Connection, and_, func, or_, select, update
 
 from db.models import Job
 
@@ -61,6 +60,12 @@ def get(conn: Connection, job_id: str) -> JobRow | None:
     return _row(r) if r else None
 
 
+def _owner(api_key_id: str | None, client: str | None) -> ColumnElement[bool]:
+    if api_key_id is not None:
+        return Job.api_key_id == api_key_id
+    return and_(Job.api_key_id.is_(None), Job.client == client)
+
+
 def count_active(conn: Connection, *, api_key_id: str | None, client: str | None) -> int:
     """Queued + running jobs of a key (or, for anonymous callers, of a client address)."""
     owner = (
@@ -106,9 +111,12 @@ def finish(
     run_id: str | None = None,
     problem: str | None = None,
     fraction: float | None = None,
+    message: str | None = None,
 ) -> bool:
     """running → a terminal status (or back to queued) for the attempt that holds the job."""
     values: dict[str, Any] = {"status": status, "run_id": run_id, "problem": problem, "heartbeat_at": now}
+    if message is not None:
+        values["progress_message"] = message
     if status in TERMINAL:
         values["finished_at"] = now
     else:
@@ -131,6 +139,15 @@ def request_cancel(conn: Connection, job_id: str, *, now: datetime) -> None:
     conn.execute(update(_T).where(Job.id == job_id, Job.status == "running").values(cancel_requested=True))
 
 
+def fail_queued(conn: Connection, job_id: str, *, now: datetime, problem: str) -> None:
+    """A job whose enqueue failed: queued → failed."""
+    conn.execute(
+        update(_T)
+        .where(Job.id == job_id, Job.status == "queued")
+        .values(status="failed", finished_at=now, problem=problem)
+    )
+
+
 def stale_running(conn: Connection, *, heartbeat_before: datetime) -> list[JobRow]:
     stmt = select(*_COLUMNS).where(Job.status == "running", Job.heartbeat_at < heartbeat_before).order_by(Job.seq)
     return [_row(r) for r in conn.execute(stmt)]
@@ -149,8 +166,20 @@ def _aware(ts: datetime, like: datetime) -> datetime:
     return ts.replace(tzinfo=like.tzinfo) if ts.tzinfo is None else ts
 
 
+def interrupted(conn: Connection, job_id: str, attempt: int, *, now: datetime) -> bool:
+    """A worker stopping mid-job: running → queued with no message (``enqueued_at`` NULL) until one is enqueued."""
+    res = conn.execute(
+        update(_T)
+        .where(Job.id == job_id, Job.status == "running", Job.attempts == attempt)
+        .values(status="queued", enqueued_at=None, heartbeat_at=now)
+    )
+    return res.rowcount == 1
+
+
 def old_queued(conn: Connection, *, enqueued_before: datetime) -> list[JobRow]:
-    stmt = select(*_COLUMNS).where(Job.status == "queued", Job.enqueued_at < enqueued_before).order_by(Job.seq)
+    """Queued jobs without a message (interrupted) or whose message is older than ``enqueued_before``."""
+    stale = or_(Job.enqueued_at.is_(None), Job.enqueued_at < enqueued_before)
+    stmt = select(*_COLUMNS).where(Job.status == "queued", stale).order_by(Job.seq)
     return [_row(r) for r in conn.execute(stmt)]
 
 
@@ -186,14 +215,9 @@ def list_page(
     if before_seq is not None:
         stmt = stmt.where(Job.seq < before_seq)
     if owner is not None:
-        key, client = owner
-        stmt = stmt.where(Job.api_key_id == key if key is not None else or_(Job.client == client))
+        stmt = stmt.where(_owner(*owner))
     return [_row(r) for r in conn.execute(stmt)]
 
 
 def counts_by_status(conn: Connection) -> dict[str, int]:
     return {s: int(n) for s, n in conn.execute(select(Job.status, func.count()).group_by(Job.status))}
-
-
-def ids(rows: Iterable[JobRow]) -> list[str]:
-    return [r.id for r in rows]

@@ -1,5 +1,6 @@
 """Submissions, their scorings (one per scoring event), metric scores and per-item scores."""
 
+import itertools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -81,16 +82,14 @@ def insert_scoring(
 
 
 def insert_item_scores(conn: Connection, scoring_id: int, rows: Iterable[tuple[str, str, float]]) -> int:
-    """Core executemany in chunks inside the caller's transaction; returns the row count."""
-    table = ItemScore.__table__
-    count, chunk = 0, []
-    for split, item_id, value in rows:
-        chunk.append({"scoring_id": scoring_id, "split": split, "item_id": item_id, "value": value})
-        if len(chunk) == 20_000:
-            conn.execute(table.insert(), chunk)
-            count, chunk = count + len(chunk), []
-    if chunk:
-        conn.execute(table.insert(), chunk)
+    """Bulk insert inside the caller's transaction: driver-level executemany of plain tuples in chunks (the
+    per-row dict and bind processing of Core costs half the rate here). Returns the row count."""
+    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
+    sql = f"INSERT INTO item_score (scoring_id, split, item_id, value) VALUES ({mark}, {mark}, {mark}, {mark})"
+    count = 0
+    it = iter(rows)
+    while chunk := [(scoring_id, s, i, float(v)) for s, i, v in itertools.islice(it, 50_000)]:
+        conn.exec_driver_sql(sql, chunk)
         count += len(chunk)
     return count
 

@@ -1,0 +1,189 @@
+"""Large numeric arrays (ARCHITECTURE §3): npy uploads checked before any allocation, and ``{"array": ...}``.
+
+Upload: the npy header is parsed from the first bytes of the stream (``numpy.lib.format``), then the dtype
+whitelist, C order, the element cap, the byte cap and "declared size equals the bytes sent" are checked; only then
+is a buffer of exactly the declared size allocated. Pickles and object dtypes never pass the whitelist.
+The id is ``sha256:`` + the SHA-256 of the canonical npy file (version 1.0 header, as ``np.save`` writes it), so a
+client can compute it locally. References in params are replaced by read-only arrays after a vectorised check of
+the field's ``ArrayConstraints``; the params that form the cache key keep the reference.
+"""
+
+import ast
+import hashlib
+import io
+import struct
+from collections.abc import AsyncIterator
+from typing import Any
+
+import numpy as np
+from numpy.lib import format as npy_format
+
+from api.problems import ApiError
+from db.engine import Engines
+from db.repositories import arrays as repo
+from service.errors import InvalidInput
+from service.types import ArrayConstraints, ArrayRef, StrictModel
+
+NPY_MEDIA_TYPE = "application/x-npy"
+DTYPES = ("<f8", "<f4", "<i8", "<i4", "|u1", "|b1")
+"""Whitelisted dtypes (little-endian numbers and booleans)."""
+MAX_HEADER = 4096
+MAX_NDIM = 4
+_PREAMBLE = 10  # magic (6) + version (2) + header length (2; 4 for versions 2 and 3)
+
+
+def _bad(detail: str, type_: str = "npy_invalid", status: int = 422) -> ApiError:
+    return ApiError(status, detail, errors=[{"loc": ["body"], "msg": detail, "type": type_}])
+
+
+def parse_header(prefix: bytes) -> tuple[np.dtype, tuple[int, ...], int] | None:
+    """(dtype, shape, header length) from the first bytes, None if more bytes are needed; ApiError if invalid."""
+    if len(prefix) < _PREAMBLE:
+        return None
+    if prefix[:6] != npy_format.MAGIC_PREFIX:
+        raise _bad("the body is not an npy file (bad magic)", "npy_magic", 400)
+    major = prefix[6]
+    if major == 1:
+        start, hlen = 10, struct.unpack("<H", prefix[8:10])[0]
+    elif major in (2, 3):
+        if len(prefix) < 12:
+            return None
+        start, hlen = 12, struct.unpack("<I", prefix[8:12])[0]
+    else:
+        raise _bad(f"unsupported npy version {major}", "npy_version")
+    if hlen > MAX_HEADER:
+        raise _bad(f"npy header of {hlen} bytes exceeds {MAX_HEADER}", "npy_header")
+    if len(prefix) < start + hlen:
+        return None
+    try:
+        text = prefix[start : start + hlen].decode("utf-8" if major == 3 else "latin1")
+        header = ast.literal_eval(text)
+    except (ValueError, SyntaxError, UnicodeDecodeError, MemoryError, RecursionError) as exc:
+        raise _bad("the npy header is not a Python literal", "npy_header") from exc
+    if not isinstance(header, dict) or set(header) != {"descr", "fortran_order", "shape"}:
+        raise _bad("the npy header must have exactly descr, fortran_order and shape", "npy_header")
+    descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
+    if not isinstance(descr, str) or descr not in DTYPES:
+        raise _bad(f"dtype {descr!r} is not accepted; use one of {', '.join(DTYPES)}", "npy_dtype")
+    if fortran is not False:
+        raise _bad("Fortran-ordered arrays are not accepted; save a C-ordered array", "npy_order")
+    if (
+        not isinstance(shape, tuple)
+        or len(shape) > MAX_NDIM
+        or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)
+    ):
+        raise _bad(f"shape must be a tuple of at most {MAX_NDIM} non-negative integers", "npy_shape")
+    return np.dtype(descr), shape, start + hlen
+
+
+def canonical_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
+    """The npy 1.0 header ``np.save`` writes for a C-ordered array of this dtype and shape."""
+    buf = io.BytesIO()
+    npy_format.write_array_header_1_0(buf, {"descr": dtype.str, "fortran_order": False, "shape": shape})
+    return buf.getvalue()
+
+
+async def read_npy(
+    chunks: AsyncIterator[bytes], *, content_length: int | None, max_elements: int, max_bytes: int
+) -> tuple[np.dtype, tuple[int, ...], bytearray]:
+    """Read an npy body: header first, caps checked, then exactly the declared data bytes."""
+    head = bytearray()
+    parsed = None
+    async for chunk in chunks:
+        head += chunk
+        parsed = parse_header(bytes(head[: 12 + MAX_HEADER]))
+        if parsed is not None:
+            break
+    if parsed is None:
+        raise _bad("the body ends inside the npy header", "npy_truncated", 400)
+    dtype, shape, offset = parsed
+    elements = 1
+    for d in shape:
+        elements *= d
+    if elements > max_elements:
+        raise _bad(f"the array has {elements} elements; the cap is {max_elements}", "npy_elements")
+    nbytes = elements * dtype.itemsize
+    if nbytes > max_bytes:
+        raise _bad(f"the array has {nbytes} bytes; the cap is {max_bytes}", "npy_bytes", 413)
+    if content_length is not None and content_length != offset + nbytes:
+        raise _bad(
+            f"the header declares {nbytes} data bytes but the body carries {content_length - offset}", "npy_size"
+        )
+    data = bytearray(nbytes)
+    got = min(len(head) - offset, nbytes + 1)
+    if got > nbytes:
+        raise _bad("the body carries more bytes than the header declares", "npy_size")
+    data[:got] = head[offset : offset + got]
+    del head
+    async for chunk in chunks:
+        if got + len(chunk) > nbytes:
+            raise _bad("the body carries more bytes than the header declares", "npy_size")
+        data[got : got + len(chunk)] = chunk
+        got += len(chunk)
+    if got != nbytes:
+        raise _bad(f"the header declares {nbytes} data bytes but the body carries {got}", "npy_size")
+    return dtype, shape, data
+
+
+def content_id(dtype: np.dtype, shape: tuple[int, ...], data: bytes | bytearray) -> str:
+    h = hashlib.sha256(canonical_header(dtype, shape))
+    h.update(data)
+    return h.hexdigest()
+
+
+def _constraints(metadata: list[Any]) -> ArrayConstraints | None:
+    return next((m for m in metadata if isinstance(m, ArrayConstraints)), None)
+
+
+def _check(arr: np.ndarray, rules: ArrayConstraints, loc: tuple[str | int, ...]) -> np.ndarray:
+    """Vectorised checks of a referenced array against the field's rules; returns a read-only converted array."""
+    if arr.ndim != rules.ndim:
+        raise InvalidInput(f"expected a {rules.ndim}-dimensional array, got shape {list(arr.shape)}", loc=loc)
+    if arr.size < rules.min_size:
+        raise InvalidInput(f"the array needs at least {rules.min_size} elements", loc=loc)
+    kind = arr.dtype.kind
+    if rules.kind == "bool":
+        if kind != "b":
+            raise InvalidInput(f"expected a boolean array, got dtype {arr.dtype.str}", loc=loc)
+        out = arr
+    elif rules.kind == "int":
+        if kind not in "iu":
+            raise InvalidInput(f"expected an integer array, got dtype {arr.dtype.str}", loc=loc)
+        out = arr.astype(np.int64, copy=False)
+    else:
+        if kind not in "fiu":
+            raise InvalidInput(f"expected a numeric array, got dtype {arr.dtype.str}", loc=loc)
+        out = arr.astype(np.float64, copy=False)
+        if out.size and not np.isfinite(out).all():
+            raise InvalidInput("the array holds NaN or infinite values", loc=loc)
+    if out.size and rules.ge is not None and out.min() < rules.ge:
+        raise InvalidInput(f"array elements must be ≥ {rules.ge:g}", loc=loc)
+    if out.size and rules.le is not None and out.max() > rules.le:
+        raise InvalidInput(f"array elements must be ≤ {rules.le:g}", loc=loc)
+    out.flags.writeable = False
+    return out
+
+
+def load_array(engines: Engines, ref: ArrayRef, loc: tuple[str | int, ...]) -> np.ndarray:
+    sha = ref.array.removeprefix("sha256:")
+    with engines.read.connect() as conn:
+        stored = repo.load(conn, sha)
+    if stored is None:
+        raise InvalidInput(f"no uploaded array {ref.array!r}; upload it with POST /v1/arrays", loc=loc)
+    dtype, shape, data = stored
+    return np.frombuffer(data, dtype=np.dtype(dtype)).reshape(shape)
+
+
+def resolve(engines: Engines, params: StrictModel, loc: tuple[str | int, ...] = ()) -> StrictModel:
+    """``params`` with every ``ArrayRef`` (also in nested models) replaced by its checked array."""
+    updates: dict[str, Any] = {}
+    for name, field in type(params).model_fields.items():
+        value = getattr(params, name)
+        if isinstance(value, ArrayRef):
+            rules = _constraints(field.metadata) or ArrayConstraints("float")
+            updates[name] = _check(load_array(engines, value, (*loc, name)), rules, (*loc, name))
+        elif isinstance(value, StrictModel):
+            resolved = resolve(engines, value, (*loc, name))
+            if resolved is not value:
+                updates[name] = resolved
+    return params.model_copy(update=updates) if updates else params

@@ -1,0 +1,105 @@
+"""``POST /v1/arrays`` (npy upload, content-addressed) and ``GET /v1/arrays/{id}`` (ARCHITECTURE §3)."""
+
+from datetime import UTC, datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field
+
+from api import arrays
+from api.auth import RunPrincipal
+from api.deps import EnginesDep
+from api.envelope import utc_iso
+from api.problems import COMMON, ApiError, responses
+from db.repositories import arrays as repo
+from service.types import ARRAY_REF_PATTERN
+
+ArrayId = Annotated[str, Path(pattern=ARRAY_REF_PATTERN, description="sha256:<64 hex>, as POST returned it.")]
+
+
+class ArrayOut(BaseModel):
+    """An uploaded array; pass ``{"array": id}`` in place of any array-valued parameter."""
+
+    id: str = Field(description="sha256:<hex> of the canonical npy file (np.save's version 1.0 header + data).")
+    dtype: str
+    shape: list[int]
+    nbytes: int
+    created_at: str
+
+
+def _out(meta: repo.ArrayMeta) -> dict:
+    return {
+        "id": f"sha256:{meta.sha256}",
+        "dtype": meta.dtype,
+        "shape": list(meta.shape),
+        "nbytes": meta.nbytes,
+        "created_at": utc_iso(meta.created_at),
+    }
+
+
+NPY_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            arrays.NPY_MEDIA_TYPE: {
+                "schema": {"type": "string", "format": "binary"},
+            }
+        },
+        "description": "An .npy file (np.save): dtype one of "
+        + ", ".join(arrays.DTYPES)
+        + "; C order; at most ESTIBENCH_MAX_ARRAY_ELEMENTS elements and ESTIBENCH_MAX_ARRAY_BYTES bytes.",
+    }
+}
+
+
+def build_router(max_array_bytes: int) -> APIRouter:
+    router = APIRouter(prefix="/v1/arrays", tags=["arrays"])
+
+    @router.post(
+        "",
+        status_code=201,
+        response_model=ArrayOut,
+        responses=responses(*COMMON, 401, 403),
+        openapi_extra=NPY_BODY,
+        max_body_size=max_array_bytes + 12 + arrays.MAX_HEADER,
+    )
+    async def upload_array(request: Request, principal: RunPrincipal, engines: EnginesDep) -> JSONResponse:
+        """Upload an ``application/x-npy`` body; the same content always gets the same id (deduplicated)."""
+        media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+        if media != arrays.NPY_MEDIA_TYPE:
+            raise ApiError(415, f"send the array as {arrays.NPY_MEDIA_TYPE} (an .npy file)")
+        length = request.headers.get("content-length")
+        settings = request.app.state.settings
+        dtype, shape, data = await arrays.read_npy(
+            request.stream(),
+            content_length=int(length) if length and length.isdigit() else None,
+            max_elements=settings.max_array_elements,
+            max_bytes=settings.max_array_bytes,
+        )
+        sha = arrays.content_id(dtype, shape, data)
+        now = datetime.now(UTC)
+        with engines.write.begin() as conn:
+            repo.insert_if_absent(
+                conn,
+                sha256=sha,
+                dtype=dtype.str,
+                shape=list(shape),
+                data=data,
+                api_key_id=principal.key_id if principal else None,
+                now=now,
+            )
+            meta = repo.meta(conn, sha)
+        assert meta is not None
+        return JSONResponse(_out(meta), status_code=201, headers={"Location": f"/v1/arrays/sha256:{sha}"})
+
+    @router.get("/{array_id}", response_model=ArrayOut, responses=responses(404, 422, 500))
+    def get_array(array_id: ArrayId, engines: EnginesDep) -> JSONResponse:
+        """Metadata of an uploaded array."""
+        with engines.read.connect() as conn:
+            meta = repo.meta(conn, array_id.removeprefix("sha256:"))
+        if meta is None:
+            raise ApiError(404, f"no array {array_id!r}")
+        return JSONResponse(_out(meta))
+
+    return router
