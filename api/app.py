@@ -104,7 +104,7 @@ def _register_problem_schema(app: FastAPI) -> None:
             components.update(components["Problem"].pop("$defs", {}))
             for ops in schema["paths"].values():
                 for op in ops.values():
-                    needed = {"500"} | ({"400", "413", "415", "422"} if "requestBody" in op else set())
+                    needed = {"429", "500"} | ({"400", "413", "415", "422"} if "requestBody" in op else set())
                     if "422" in op["responses"]:
                         needed.add("422")
                     for code in needed:

@@ -13,7 +13,7 @@ import hashlib
 import io
 import struct
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Annotated, Any, get_args, get_origin
 
 import numpy as np
 from numpy.lib import format as npy_format
@@ -131,8 +131,16 @@ def content_id(dtype: np.dtype, shape: tuple[int, ...], data: bytes | bytearray)
     return h.hexdigest()
 
 
-def _constraints(metadata: list[Any]) -> ArrayConstraints | None:
-    return next((m for m in metadata if isinstance(m, ArrayConstraints)), None)
+def _constraints(metadata: list[Any], annotation: Any) -> ArrayConstraints | None:
+    """The field's ``ArrayConstraints``: in its metadata, or inside its annotation (``array_param(...) | None``)."""
+    found = next((m for m in metadata if isinstance(m, ArrayConstraints)), None)
+    if found is not None:
+        return found
+    if get_origin(annotation) is Annotated:
+        found = _constraints(list(annotation.__metadata__), None)
+    for arg in get_args(annotation):
+        found = found or _constraints([], arg)
+    return found
 
 
 def _check(arr: np.ndarray, rules: ArrayConstraints, loc: tuple[str | int, ...]) -> np.ndarray:
@@ -180,7 +188,7 @@ def resolve(engines: Engines, params: StrictModel, loc: tuple[str | int, ...] = 
     for name, field in type(params).model_fields.items():
         value = getattr(params, name)
         if isinstance(value, ArrayRef):
-            rules = _constraints(field.metadata) or ArrayConstraints("float")
+            rules = _constraints(field.metadata, field.annotation) or ArrayConstraints("float")
             updates[name] = _check(load_array(engines, value, (*loc, name)), rules, (*loc, name))
         elif isinstance(value, StrictModel):
             resolved = resolve(engines, value, (*loc, name))

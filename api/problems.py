@@ -8,8 +8,10 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 
 from service.errors import DomainError
 
@@ -120,6 +122,22 @@ def domain_error_items(exc: DomainError, prefix: Sequence[str | int] = ("body",)
     return [{"loc": [*prefix, *exc.loc], "msg": exc.msg, "type": exc.type}]
 
 
+def allowed_methods(request: Request) -> str:
+    """``Allow`` for a 405: the methods of the most specific documented routes matching the path (Starlette
+    would list only the first partial match's methods)."""
+    matched: list[tuple[int, set[str]]] = []
+    for route in request.app.router.routes:
+        if not isinstance(route, APIRoute) or not route.include_in_schema:
+            continue
+        match, _ = route.matches(request.scope)
+        if match != Match.NONE:
+            matched.append((len(route.param_convertors), set(route.methods or ())))
+    if not matched:
+        return ""
+    fewest = min(n for n, _ in matched)
+    return ", ".join(sorted(set().union(*(m for n, m in matched if n == fewest))))
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that turn every error into a problem body."""
 
@@ -141,7 +159,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         detail = exc.detail if isinstance(exc.detail, str) else None
-        return problem_response(request, exc.status_code, detail, headers=getattr(exc, "headers", None))
+        headers = dict(getattr(exc, "headers", None) or {})
+        if exc.status_code == 405:
+            headers["Allow"] = allowed_methods(request)
+        return problem_response(request, exc.status_code, detail, headers=headers)
 
     @app.exception_handler(Exception)
     async def _unhandled(request: Request, exc: Exception) -> JSONResponse:

@@ -17,6 +17,9 @@ from service.types import FiniteFloat, ResultModel, StrictModel, array_param
 NAME = "test.slow_sum"
 
 
+Row = Annotated[list[Annotated[int, Field(strict=True, ge=0, le=100)]], Field(min_length=1, max_length=100)]
+
+
 class SlowSumParams(StrictModel):
     values: array_param(FiniteFloat, "float", ge=-1e12, le=1e12) = Field(  # type: ignore[valid-type]
         description="Numbers to add (a JSON list or an uploaded array)."
@@ -24,6 +27,9 @@ class SlowSumParams(StrictModel):
     steps: Annotated[int, Field(strict=True, ge=1, le=10_000)] = Field(default=1, description="Progress steps.")
     step_s: Annotated[float, Field(strict=True, ge=0, le=5)] = Field(default=0.0, description="Sleep per step (s).")
     tag: Annotated[int, Field(strict=True, ge=0, le=10**9)] = Field(default=0, description="Distinguishes runs.")
+    matrix: array_param(Row, "int", ndim=2, ge=0, le=100) | None = Field(  # type: ignore[valid-type]
+        default=None, description="Optional 2-D integer matrix; its sum is added to the total."
+    )
 
 
 class SlowSumResult(ResultModel):
@@ -39,7 +45,8 @@ def slow_sum(params: SlowSumParams, progress: Progress) -> SlowSumResult:
     for i in range(params.steps):
         time.sleep(params.step_s)
         progress((i + 1) / params.steps, f"step {i + 1} of {params.steps}")
-    return SlowSumResult(total=float(values.sum()), n=int(values.size), steps=params.steps)
+    extra = float(np.asarray(params.matrix).sum()) if params.matrix is not None else 0.0
+    return SlowSumResult(total=float(values.sum()) + extra, n=int(values.size), steps=params.steps)
 
 
 SPEC = EstimatorSpec(

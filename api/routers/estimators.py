@@ -78,6 +78,20 @@ def _make_endpoint(spec: EstimatorSpec) -> Any:
 
 def build_router() -> APIRouter:
     router = APIRouter(prefix="/v1/estimators", tags=["estimators"])
+    # The generated POST routes come first, so OPTIONS on them advertises POST (not the catalog GET).
+
+    for spec in sorted(ESTIMATORS.values(), key=lambda s: s.name):
+        envelope = typed_envelope(spec.name.replace(".", "_") + "_run", spec.result_model)
+        router.add_api_route(
+            f"/{spec.name}",
+            _make_endpoint(spec),
+            methods=["POST"],
+            response_model=envelope,
+            summary=spec.summary,
+            name=_route_name(spec),
+            operation_id=_route_name(spec),
+            responses=responses(*COMMON, 401, 403, 503) | ABOVE_BUDGET,
+        )
 
     @router.get("", response_model=EstimatorList, responses=responses(500))
     def list_estimators() -> dict[str, Any]:
@@ -98,19 +112,6 @@ def build_router() -> APIRouter:
             "sync_budget": spec.sync_budget,
             "hard_cap": spec.hard_cap,
         }
-
-    for spec in sorted(ESTIMATORS.values(), key=lambda s: s.name):
-        envelope = typed_envelope(spec.name.replace(".", "_") + "_run", spec.result_model)
-        router.add_api_route(
-            f"/{spec.name}",
-            _make_endpoint(spec),
-            methods=["POST"],
-            response_model=envelope,
-            summary=spec.summary,
-            name=_route_name(spec),
-            operation_id=_route_name(spec),
-            responses=responses(*COMMON, 401, 403, 503) | ABOVE_BUDGET,
-        )
 
     @router.post("/{name}", responses=responses(404, 500), include_in_schema=False)
     def unknown_estimator(name: str) -> None:

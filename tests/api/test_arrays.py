@@ -72,7 +72,9 @@ def test_reference_in_params_gives_the_same_result_and_keeps_the_reference(clien
     by_list = client.post(f"/v1/estimators/{NAME}", json={"values": values.tolist()})
     assert by_ref.status_code == by_list.status_code == 200, by_ref.text
     assert by_ref.json()["result"] == by_list.json()["result"]
-    canonical = json.dumps({"step_s": 0.0, "steps": 1, "tag": 0, "values": {"array": ref}}, separators=(",", ":"))
+    canonical = json.dumps(
+        {"matrix": None, "step_s": 0.0, "steps": 1, "tag": 0, "values": {"array": ref}}, separators=(",", ":")
+    )
     assert by_ref.json()["params_sha256"] == sha256_hex(canonical)
     ints = upload(client, npy(np.arange(4, dtype=np.int64)))["id"]  # integers are accepted for float fields
     assert client.post(f"/v1/estimators/{NAME}", json={"values": {"array": ints}}).json()["result"]["total"] == 6.0
@@ -95,6 +97,19 @@ def test_referenced_arrays_are_checked_like_json(client: TestClient, arr: np.nda
     r = client.post(f"/v1/estimators/{NAME}", json={"values": {"array": ref}})
     assert r.status_code == 422 and msg in r.json()["detail"]
     assert r.json()["errors"][0]["loc"] == ["body", "values"]
+
+
+def test_optional_two_dimensional_reference(client: TestClient) -> None:
+    matrix = np.arange(6, dtype=np.int64).reshape(2, 3)
+    ref = upload(client, npy(matrix))["id"]
+    by_ref = client.post(f"/v1/estimators/{NAME}", json={"values": [1], "matrix": {"array": ref}})
+    by_list = client.post(f"/v1/estimators/{NAME}", json={"values": [1], "matrix": matrix.tolist()})
+    assert by_ref.json()["result"]["total"] == by_list.json()["result"]["total"] == 16.0
+    bad = upload(client, npy(np.array([[1.5, 2.0]])))["id"]  # floats for an integer matrix
+    r = client.post(f"/v1/estimators/{NAME}", json={"values": [1], "matrix": {"array": bad}})
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "matrix"]
+    flat = upload(client, npy(np.arange(3)))["id"]
+    assert client.post(f"/v1/estimators/{NAME}", json={"values": [1], "matrix": {"array": flat}}).status_code == 422
 
 
 def test_unknown_reference_and_bad_reference(client: TestClient) -> None:
