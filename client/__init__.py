@@ -14,7 +14,9 @@ class ApiError(Exception):
         self.body = body
         self.errors = body.get("errors") or []
         where = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in self.errors)
-        super().__init__(f"{status} {body.get('title', '')}: {body.get('detail', '')}" + (f" ({where})" if where else ""))
+        super().__init__(
+            f"{status} {body.get('title', '')}: {body.get('detail', '')}" + (f" ({where})" if where else "")
+        )
 
 
 class Client:
@@ -51,8 +53,9 @@ class Client:
     def estimator(self, name: str) -> dict[str, Any]:
         return self._call("GET", f"/v1/estimators/{name}").json()
 
-    def run(self, name: str, params: dict[str, Any], *, wait: bool = True, poll_s: float = 0.5,
-            timeout_s: float = 3600.0) -> dict[str, Any]:
+    def run(
+        self, name: str, params: dict[str, Any], *, wait: bool = True, poll_s: float = 0.5, timeout_s: float = 3600.0
+    ) -> dict[str, Any]:
         """Run an estimator. An over-budget call becomes a job (202); with ``wait`` it is polled to the run."""
         r = self._call("POST", f"/v1/estimators/{name}", json=params)
         if r.status_code != 202:
@@ -90,26 +93,47 @@ class Client:
         params = {k: v for k, v in {"name": name, "kind": kind, "limit": limit}.items() if v is not None}
         return self._call("GET", "/v1/runs", params=params).json()["items"]
 
-    def score(self, scorer: str, answer_key: list[dict], predictions: list[dict],
-              params: dict[str, Any] | None = None) -> dict[str, Any]:
+    def score(
+        self, scorer: str, answer_key: list[dict], predictions: list[dict], params: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         body = {"answer_key": {"items": answer_key}, "predictions": {"items": predictions}, "params": params or {}}
         return self._call("POST", f"/v1/scorers/{scorer}/score", json=body).json()
 
     def create_key(self, name: str, scopes: list[str]) -> dict[str, Any]:
         return self._call("POST", "/v1/api-keys", json={"name": name, "scopes": scopes}).json()
 
-    def create_benchmark(self, name: str, scorer: str, answer_key: list[dict], *,
-                         scorer_params: dict[str, Any] | None = None, description: str = "",
-                         max_submissions_per_day: int = 0) -> dict[str, Any]:
-        body = {"name": name, "scorer": scorer, "description": description, "scorer_params": scorer_params or {},
-                "max_submissions_per_day": max_submissions_per_day, "answer_key": {"items": answer_key}}
+    def create_benchmark(
+        self,
+        name: str,
+        scorer: str,
+        answer_key: list[dict],
+        *,
+        scorer_params: dict[str, Any] | None = None,
+        description: str = "",
+        max_submissions_per_day: int = 0,
+    ) -> dict[str, Any]:
+        body = {
+            "name": name,
+            "scorer": scorer,
+            "description": description,
+            "scorer_params": scorer_params or {},
+            "max_submissions_per_day": max_submissions_per_day,
+            "answer_key": {"items": answer_key},
+        }
         return self._call("POST", "/v1/benchmarks", json=body).json()
 
     def benchmarks(self) -> list[dict[str, Any]]:
         return self._call("GET", "/v1/benchmarks").json()["items"]
 
-    def submit(self, benchmark_id: str, model: str, predictions: list[dict], *,
-               metadata: dict[str, Any] | None = None, idempotency_key: str | None = None) -> dict[str, Any]:
+    def submit(
+        self,
+        benchmark_id: str,
+        model: str,
+        predictions: list[dict],
+        *,
+        metadata: dict[str, Any] | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         body = {"model": model, "predictions": {"items": predictions}, "metadata": metadata or {}}
         return self._call("POST", f"/v1/benchmarks/{benchmark_id}/submissions", json=body, headers=headers).json()

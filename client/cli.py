@@ -85,11 +85,17 @@ def run_command(args: argparse.Namespace, client: Client) -> Any:
         case "key-create":
             return client.create_key(args.name, args.scopes)
         case "benchmark-create":
-            return client.create_benchmark(args.name, args.scorer, _items(args.answer_key),
-                                           scorer_params=_json_arg(args.scorer_params), description=args.description)
+            return client.create_benchmark(
+                args.name,
+                args.scorer,
+                _items(args.answer_key),
+                scorer_params=_json_arg(args.scorer_params),
+                description=args.description,
+            )
         case "submit":
-            return client.submit(args.benchmark_id, args.model, _items(args.predictions),
-                                 idempotency_key=args.idempotency_key)
+            return client.submit(
+                args.benchmark_id, args.model, _items(args.predictions), idempotency_key=args.idempotency_key
+            )
         case "leaderboard":
             return client.leaderboard(args.benchmark_id, fmt=args.format, split=args.split, rank_by=args.rank_by)
     raise AssertionError(args.command)
