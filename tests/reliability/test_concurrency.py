@@ -8,6 +8,7 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import pytest
 
 from db.migrate import upgrade
 from tests.api.test_arrays import NPY, npy
@@ -45,6 +46,7 @@ def client_loop(base: str, k: int, statuses: Counter, errors: list[str], lock: t
                     errors.append(r.text)
 
 
+@pytest.mark.timeout(120)
 def test_eight_writers_no_5xx_no_locked(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'c.db'}"
     upgrade(url)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import numpy as np
+import pytest
 
 from db.migrate import upgrade
 from tests.api.test_arrays import NPY, npy
@@ -41,6 +42,7 @@ def writer(
                 acked.append((kind, r.json()["id"]))
 
 
+@pytest.mark.timeout(120)
 def test_sigkill_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'crash.db'}"
     upgrade(url)

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from db.migrate import upgrade
 from tests.reliability import procs
@@ -23,6 +24,7 @@ def wait_for(c: httpx.Client, loc: str, pred, timeout: float) -> dict:
     raise AssertionError(f"timed out; last state {job}")
 
 
+@pytest.mark.timeout(120)
 def test_killed_worker_job_reruns_once(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'w.db'}"
     upgrade(url)
@@ -61,6 +63,7 @@ def test_killed_worker_job_reruns_once(tmp_path: Path) -> None:
         assert c.get(f"/v1/runs/{done['run_id']}").json()["result"] == {"total": 9.0, "n": 2, "steps": 20}
 
 
+@pytest.mark.timeout(120)
 def test_sigterm_requeues_running_job_and_worker_exits(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 't.db'}"
     upgrade(url)
@@ -84,3 +87,24 @@ def test_sigterm_requeues_running_job_and_worker_exits(tmp_path: Path) -> None:
         finally:
             procs.kill(worker, signal.SIGTERM)
         assert done["attempts"] == 2
+
+
+@pytest.mark.timeout(120)
+def test_cancel_reaches_a_real_worker_within_5_s(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    upgrade(url)
+    env = procs.env_for(url, tmp_path, ESTIBENCH_WORKERS="1")
+    port = procs.free_port()
+    with (
+        procs.running("worker", env, log=tmp_path / "w.log"),
+        procs.running("api", env, port, log=tmp_path / "api.log"),
+        httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c,
+    ):
+        params = {"values": [2], "steps": 600, "step_s": 0.1}
+        loc = c.post("/v1/jobs", json={"kind": "estimator", "name": NAME, "params": params}).headers["location"]
+        wait_for(c, loc, lambda j: j["progress"]["fraction"] > 0, 20)
+        start = time.monotonic()
+        assert c.delete(loc).status_code == 202
+        done = wait_for(c, loc, lambda j: j["status"] != "running", 5)
+        assert done["status"] == "cancelled" and time.monotonic() - start < 5
+        assert c.get("/v1/runs", params={"name": NAME}).json()["items"] == []
