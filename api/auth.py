@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Annotated
 
+import anyio
 from fastapi import Depends, Request
 
 from api.problems import ApiError
@@ -71,16 +72,20 @@ def _token(request: Request) -> str | None:
 _CHALLENGE = {"WWW-Authenticate": "Bearer"}
 
 
-def optional_principal(request: Request) -> Principal | None:
-    """The caller's key, or None without one; an unknown or revoked key is a 401."""
+def _lookup(engines: Engines, key_hash: str) -> ApiKeyRow | None:
+    with engines.read.connect() as conn:
+        return repo.by_hash(conn, key_hash)
+
+
+async def optional_principal(request: Request) -> Principal | None:
+    """The caller's key, or None without one; an unknown or revoked key is a 401 (the lookup runs in a thread)."""
     token = _token(request)
     if token is None:
         return None
     if len(token) > 256:
         raise ApiError(401, "invalid API key", headers=_CHALLENGE)
-    engines: Engines = request.app.state.engines
-    with engines.read.connect() as conn:
-        row = repo.by_hash(conn, hash_key(request.app.state.secret_key, token))
+    key_hash = hash_key(request.app.state.secret_key, token)
+    row = await anyio.to_thread.run_sync(_lookup, request.app.state.engines, key_hash)
     if row is None or row.revoked_at is not None:
         raise ApiError(401, "invalid or revoked API key", headers=_CHALLENGE)
     request.state.api_key_id = row.id
@@ -93,7 +98,7 @@ OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
 def require(scope: str):
     """Dependency factory: a principal holding ``scope`` (401 without a key, 403 without the scope)."""
 
-    def dependency(principal: OptionalPrincipal) -> Principal:
+    async def dependency(principal: OptionalPrincipal) -> Principal:
         if principal is None:
             raise ApiError(401, f"an API key with scope {scope!r} is required", headers=_CHALLENGE)
         if not principal.has(scope):
@@ -104,10 +109,10 @@ def require(scope: str):
     return dependency
 
 
-def run_principal(request: Request, principal: OptionalPrincipal) -> Principal | None:
+async def run_principal(request: Request, principal: OptionalPrincipal) -> Principal | None:
     """Estimator runs: open by default; with ``REQUIRE_KEYS`` a key with ``estimators:run`` is required."""
     if request.app.state.settings.require_keys:
-        return require("estimators:run")(principal)
+        return await require("estimators:run")(principal)
     return principal
 
 

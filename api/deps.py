@@ -1,4 +1,4 @@
-"""FastAPI dependencies shared by the routers."""
+"""FastAPI dependencies shared by the routers (``async``: no threadpool hop for a state lookup)."""
 
 from typing import Annotated
 
@@ -8,11 +8,11 @@ from api.settings import Settings
 from db.engine import Engines
 
 
-def get_engines(request: Request) -> Engines:
+async def get_engines(request: Request) -> Engines:
     return request.app.state.engines
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 

@@ -1,10 +1,13 @@
 """Running an estimator: cost gate, cache lookup, execution and storage of the run."""
 
+import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from pydantic import ValidationError
 
@@ -64,9 +67,42 @@ def compute(fn: Callable[[], Any]) -> tuple[str, float]:
     return result.model_dump_json(), duration_ms
 
 
+_RUNS: WeakKeyDictionary[Engines, OrderedDict[tuple[str, str, str, str], RunRow]] = WeakKeyDictionary()
+_RUNS_SIZE = 4096
+_RUNS_LOCK = threading.Lock()
+
+
+def remember(engines: Engines, row: RunRow) -> RunRow:
+    """Keep a stored run in a per-process LRU of this database's runs. Runs are immutable, so any replica may
+    serve one from memory."""
+    with _RUNS_LOCK:
+        lru = _RUNS.setdefault(engines, OrderedDict())
+        lru[(row.kind, row.name, row.version, row.params_sha256)] = row
+        if len(lru) > _RUNS_SIZE:
+            lru.popitem(last=False)
+    return row
+
+
+def memory_cached(engines: Engines, kind: str, name: str, version: str, params_sha256: str) -> RunRow | None:
+    """The run for this cache key if this process has seen it (no database round trip)."""
+    key = (kind, name, version, params_sha256)
+    with _RUNS_LOCK:
+        lru = _RUNS.get(engines)
+        row = lru.get(key) if lru is not None else None
+        if row is not None:
+            lru.move_to_end(key)  # type: ignore[union-attr]
+        return row
+
+
 def cached_run(engines: Engines, kind: str, name: str, version: str, params_json: str) -> RunRow | None:
+    """The stored identical run: from the per-process LRU, else from the database."""
+    sha = sha256_hex(params_json)
+    row = memory_cached(engines, kind, name, version, sha)
+    if row is not None:
+        return row
     with engines.read.connect() as conn:
-        return runs_repo.find_cached(conn, kind, name, version, sha256_hex(params_json))
+        row = runs_repo.find_cached(conn, kind, name, version, sha)
+    return remember(engines, row) if row is not None else None
 
 
 def store_run(
@@ -97,7 +133,7 @@ def store_run(
     )
     with engines.write.begin() as conn:
         stored = runs_repo.insert(conn, row)
-    return stored, stored.id == row.id
+    return remember(engines, stored), stored.id == row.id
 
 
 def run_estimator(

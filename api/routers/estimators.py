@@ -2,18 +2,21 @@
 
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
 from api import arrays
-from api.auth import RunPrincipal
+from api.auth import Principal, RunPrincipal
 from api.deps import EnginesDep
-from api.envelope import canonical_params, envelope_json, typed_envelope
-from api.execution import cached_run, check_cost, run_estimator
+from api.envelope import canonical_params, envelope_json, sha256_hex, typed_envelope
+from api.execution import cached_run, check_cost, memory_cached, run_estimator
 from api.jobs import JobOut
 from api.problems import COMMON, ApiError, responses
 from api.routers.jobs import submit_estimator_job
+from db.engine import Engines
 from service.registry import ESTIMATORS, EstimatorSpec
+from service.types import StrictModel
 
 
 class EstimatorSummary(BaseModel):
@@ -56,7 +59,7 @@ def _route_name(spec: EstimatorSpec) -> str:
 def _make_endpoint(spec: EstimatorSpec) -> Any:
     params_model = spec.params_model
 
-    def endpoint(params: params_model, request: Request, principal: RunPrincipal, engines: EnginesDep) -> Response:  # type: ignore[valid-type]
+    def blocking(params: StrictModel, request: Request, principal: Principal | None, engines: Engines) -> Response:
         resolved = arrays.resolve(engines, params)
         cost = check_cost(spec, resolved, queue_available=request.app.state.jobs.available)
         if cost > spec.sync_budget:
@@ -67,6 +70,14 @@ def _make_endpoint(spec: EstimatorSpec) -> Any:
         api_key_id = principal.key_id if principal else None
         row, cached = run_estimator(engines, spec, params, api_key_id=api_key_id, resolved=resolved)
         return Response(envelope_json(row, cached=cached), media_type="application/json")
+
+    async def endpoint(
+        params: params_model, request: Request, principal: RunPrincipal, engines: EnginesDep
+    ) -> Response:  # type: ignore[valid-type]
+        hit = memory_cached(engines, "estimator", spec.name, spec.version, sha256_hex(canonical_params(params)))
+        if hit is not None:
+            return Response(envelope_json(hit, cached=True), media_type="application/json")
+        return await anyio.to_thread.run_sync(blocking, params, request, principal, engines)
 
     endpoint.__name__ = _route_name(spec)
     endpoint.__doc__ = (

@@ -14,7 +14,7 @@ from scipy.special import gammaln, logsumexp, xlogy
 
 from service.errors import InvalidInput
 from service.registry import EstimatorSpec, Progress, register
-from service.types import MAX_JSON_ARRAY, ResultModel, StrictModel
+from service.types import ResultModel, StrictModel, array_param
 
 PAPER = (
     "Many deep learning models exhibit a double-descent phenomenon, where test loss exhibits a sharp peak "
@@ -112,11 +112,10 @@ Count = Annotated[int, Field(strict=True, ge=0, le=MAX_TOTAL_COUNT)]
 class CodelengthParams(StrictModel):
     """Parameters of ``compression.codelength``."""
 
-    counts: list[Count] = Field(
-        min_length=1,
-        max_length=MAX_JSON_ARRAY,
+    counts: array_param(Count, "int", ge=0, le=MAX_TOTAL_COUNT) = Field(  # type: ignore[valid-type]
         description="Symbol counts n_1..n_K of the coded sequence (non-negative integers; K = len(counts) is "
-        "the alphabet size, zero counts included; sum n ≤ 10^9, ≤ 10^7 for method=nml).",
+        "the alphabet size, zero counts included; sum n ≤ 10^9, ≤ 10^7 for method=nml). A JSON list of at most "
+        '100,000 counts, or {"array": "sha256:…"} for a larger alphabet uploaded with POST /v1/arrays.',
     )
     method: Literal["ml", "nml", "bayes"] = Field(
         default="nml",
@@ -164,7 +163,7 @@ def bayes_codelength(counts: np.ndarray, alpha: float) -> float:
 def codelength(params: CodelengthParams, progress: Progress) -> CodelengthResult:
     """Codelength of ``counts`` under ML, NML (= ML + log C(K, n)) or a Dirichlet mixture (§b.2)."""
     counts = np.asarray(params.counts, dtype=np.float64)
-    n = sum(params.counts)
+    n = int(np.asarray(params.counts, dtype=np.int64).sum())
     if n > MAX_TOTAL_COUNT:
         raise InvalidInput(f"sum(counts) = {n} exceeds {MAX_TOTAL_COUNT}", loc=("counts",))
     if params.method == "nml" and n > MAX_NML_N:
@@ -190,8 +189,8 @@ def codelength(params: CodelengthParams, progress: Progress) -> CodelengthResult
 
 def codelength_cost(params: CodelengthParams) -> float:
     """len(counts), plus n + K log-space terms for the NML complexity."""
-    k = len(params.counts)
-    return float(k + (sum(params.counts) + k if params.method == "nml" else 0))
+    counts = np.asarray(params.counts, dtype=np.int64)
+    return float(counts.size + (int(counts.sum()) + counts.size if params.method == "nml" else 0))
 
 
 NML_REGRET_SPEC = register(

@@ -152,3 +152,16 @@ def test_content_type_and_byte_cap(settings: Settings) -> None:
         )
         assert c.post("/v1/arrays", content=npy(np.ones(1000)), headers=NPY).status_code == 413
         assert c.post("/v1/arrays", content=npy(np.ones(100)), headers=NPY).status_code == 201
+
+
+def test_codelength_counts_from_an_uploaded_array_match_the_json_list(client: TestClient) -> None:
+    ref = upload(client, npy(np.array([90, 5, 5], dtype=np.int64)))["id"]
+    url = "/v1/estimators/compression.codelength"
+    from_json = client.post(url, json={"counts": [90, 5, 5], "method": "nml"}).json()
+    from_ref = client.post(url, json={"counts": {"array": ref}, "method": "nml"}).json()
+    assert from_ref["result"] == from_json["result"]
+    assert from_ref["result"]["codelength_nats"] == pytest.approx(44.16901329807534, rel=1e-12)
+    assert from_ref["params_sha256"] != from_json["params_sha256"]
+    negative = upload(client, npy(np.array([3, -1], dtype=np.int64)))["id"]
+    r = client.post(url, json={"counts": {"array": negative}})
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"][:2] == ["body", "counts"]
