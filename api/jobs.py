@@ -31,6 +31,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from api import arrays
 from api.envelope import sha256_hex, utc_iso
 from api.execution import cached_run, run_estimator
+from api.platform import rescore_all
 from api.problems import ApiError, Problem
 from api.settings import Settings
 from db.engine import Engines, make_engines
@@ -109,9 +110,10 @@ def problem_json(status: int, title: str, detail: str, errors: list[dict[str, An
 
 @dataclass(frozen=True)
 class JobKind:
-    """How a kind of job runs: ``run(ctx, job, progress) -> run id``; idempotent kinds are re-run after a crash."""
+    """How a kind of job runs: ``run(ctx, job, progress) -> run id`` (None for work that makes no run);
+    idempotent kinds are re-run after a crash."""
 
-    run: Callable[["JobContext", JobRow, Progress], str]
+    run: Callable[["JobContext", JobRow, Progress], str | None]
     idempotent: bool = True
 
 
@@ -125,7 +127,15 @@ def _run_estimator_job(ctx: "JobContext", job: JobRow, progress: Progress) -> st
     return row.id
 
 
-KINDS: dict[str, JobKind] = {"estimator": JobKind(_run_estimator_job)}
+def _run_rescore_job(ctx: "JobContext", job: JobRow, progress: Progress) -> None:
+    """Re-score every submission of benchmark ``job.name`` against its current answer-key version."""
+    rescore_all(ctx.engines, job.name, progress)
+
+
+KINDS: dict[str, JobKind] = {
+    "estimator": JobKind(_run_estimator_job),
+    "rescore": JobKind(_run_rescore_job, idempotent=False),
+}
 
 
 def make_huey(settings: Settings) -> Huey | None:

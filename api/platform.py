@@ -16,7 +16,7 @@ from db.repositories import benchmarks as bench_repo
 from db.repositories import submissions as sub_repo
 from db.repositories.benchmarks import BenchmarkRow
 from db.repositories.submissions import ScoreRow
-from service.registry import SCORERS, ScorerSpec
+from service.registry import SCORERS, Progress, ScorerSpec, no_progress
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def score_and_store(
     return outcomes
 
 
-def rescore_all(engines: Engines, benchmark_id: str) -> int:
+def rescore_all(engines: Engines, benchmark_id: str, progress: Progress = no_progress) -> int:
     """Add a new scoring of every stored submission against the current answer-key version; old rows stay.
 
     Predictions for items the current version no longer has are ignored.
@@ -90,7 +90,8 @@ def rescore_all(engines: Engines, benchmark_id: str) -> int:
         key = key_items(conn, loaded, version)
         subs = sub_repo.all_for_benchmark(conn, benchmark_id)
         known = {k.item_id for k in key}
-        for sub in subs:
+        for i, sub in enumerate(subs):
+            progress(i / max(len(subs), 1), f"submission {i + 1} of {len(subs)}")
             preds = validate_items(
                 loaded.spec.prediction_item_model,
                 json.loads(sub_repo.predictions(conn, sub.id)),

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, StringConstraints
 
@@ -87,7 +87,8 @@ class AnswerKeyVersionOut(BaseModel):
     answer_key_version: int
     answer_key_sha256: str
     created: bool = Field(description="False when identical content matched an existing version.")
-    rescored: int = Field(description="Submissions re-scored against the new version.")
+    rescored: int | None = Field(description="Submissions re-scored inline (null when a job does it).")
+    rescore_job_id: str | None = Field(description="The job re-scoring the stored submissions (GET /v1/jobs/{id}).")
 
 
 class RescoreOut(BaseModel):
@@ -244,10 +245,16 @@ def get_benchmark(benchmark_id: str, engines: EnginesDep) -> dict[str, Any]:
     responses=responses(*COMMON, 401, 403, 404),
 )
 def put_answer_key(
-    benchmark_id: str, body: AnswerKeyIn, principal: Writer, engines: EnginesDep, response: Response
+    benchmark_id: str,
+    body: AnswerKeyIn,
+    principal: Writer,
+    engines: EnginesDep,
+    request: Request,
+    response: Response,
 ) -> dict[str, Any]:
-    """A new immutable answer-key version (identical content returns the existing version) and a re-scoring of
-    every stored submission against it. 201 when a version was created, 200 when it already existed."""
+    """A new immutable answer-key version (identical content returns the existing version, 200) and a re-scoring
+    of every stored submission against it (201): as a job (``rescore_job_id``, ``Location``) when a job queue
+    runs, else inline (``rescored`` = how many)."""
     with engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
     _owner_or_admin(principal, loaded.benchmark)
@@ -256,23 +263,30 @@ def put_answer_key(
         existing = bench_repo.version_by_sha(conn, benchmark_id, sha)
         if existing is None:
             version = bench_repo.add_version(conn, benchmark_id, sha, text, n_public, n_private, datetime.now(UTC))
-    if existing is not None:
-        return {
-            "benchmark_id": benchmark_id,
-            "answer_key_version": existing.version,
-            "answer_key_sha256": sha,
-            "created": False,
-            "rescored": 0,
-        }
-    rescored = rescore_all(engines, benchmark_id)
-    response.status_code = 201
-    return {
+    out: dict[str, Any] = {
         "benchmark_id": benchmark_id,
-        "answer_key_version": version.version,
         "answer_key_sha256": sha,
-        "created": True,
-        "rescored": rescored,
+        "created": existing is None,
+        "rescored": 0,
+        "rescore_job_id": None,
     }
+    if existing is not None:
+        return {**out, "answer_key_version": existing.version}
+    response.status_code = 201
+    out["answer_key_version"] = version.version
+    jobs = request.app.state.jobs
+    if jobs.available:
+        job = jobs.submit(
+            kind="rescore",
+            name=benchmark_id,
+            version="1",
+            params_json=json.dumps({"answer_key_version": version.version}),
+            api_key_id=principal.key_id,
+            client=request.client.host if request.client else None,
+        )
+        response.headers["Location"] = f"/v1/jobs/{job.id}"
+        return {**out, "rescored": None, "rescore_job_id": job.id}
+    return {**out, "rescored": rescore_all(engines, benchmark_id)}
 
 
 @router.post("/{benchmark_id}/rescore", response_model=RescoreOut, responses=responses(401, 403, 404, 422, 500))

@@ -8,7 +8,10 @@ import math
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
 
+from api.app import create_app
 from tests.api.conftest import ADMIN, make_key
 
 Z = 1.959963984540054
@@ -275,28 +278,48 @@ def test_leaderboard_formats_ranking_and_withdrawal(client: TestClient, bench: d
     assert client.get(url, params={"metric": "nope"}).status_code == 422
 
 
-def test_new_answer_key_version_rescores_and_keeps_old_rows(client: TestClient, bench: dict, owner, alice) -> None:
-    sub = submit(client, bench, alice, "m", 8).json()
-    items = key_items()
-    items[0]["answer_idx"] = 3
-    same = client.put(f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": key_items()}, headers=owner)
-    assert same.status_code == 200 and same.json()["answer_key_version"] == 1 and not same.json()["created"]
-    r = client.put(f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": items}, headers=owner)
-    assert r.status_code == 201 and r.json()["answer_key_version"] == 2 and r.json()["rescored"] == 1
-    now = client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()
-    assert now["answer_key_version"] == 2 and now["scores"]["accuracy"]["value"] == pytest.approx(0.7)
-    assert client.get(f"/v1/benchmarks/{bench['id']}/leaderboard").json()["answer_key_version"] == 2
-    assert (
-        client.put(
-            f"/v1/benchmarks/{bench['id']}/answer-key",
-            json={"items": items},
-            headers=make_key(client, "benchmarks:write"),
-        ).status_code
-        == 403
-    )
-    again = client.post(f"/v1/benchmarks/{bench['id']}/rescore", headers=ADMIN)
-    assert again.json() == {"benchmark_id": bench["id"], "answer_key_version": 2, "rescored": 1}
-    assert client.post(f"/v1/benchmarks/{bench['id']}/rescore", headers=owner).status_code == 403
+@pytest.mark.parametrize("queue", ["immediate", "off"])
+def test_new_answer_key_version_rescores_and_keeps_old_rows(settings, queue: str) -> None:
+    """With a queue the re-scoring is a job (``immediate`` runs it in-process here); without one it runs inline."""
+    with TestClient(create_app(settings.model_copy(update={"queue": queue})), raise_server_exceptions=False) as client:
+        owner = make_key(client, "benchmarks:write", name="maintainer")
+        alice = make_key(client, "submissions:write", name="alice")
+        bench = client.post(
+            "/v1/benchmarks",
+            json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}},
+            headers=owner,
+        ).json()
+        sub = submit(client, bench, alice, "m", 8).json()
+        items = key_items()
+        items[0]["answer_idx"] = 3
+        same = client.put(f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": key_items()}, headers=owner)
+        assert same.status_code == 200 and same.json()["answer_key_version"] == 1 and not same.json()["created"]
+        r = client.put(f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": items}, headers=owner)
+        assert r.status_code == 201 and r.json()["answer_key_version"] == 2
+        if queue == "off":
+            assert r.json()["rescored"] == 1 and r.json()["rescore_job_id"] is None
+        else:
+            job = client.get(r.headers["location"], headers=owner).json()
+            assert job["id"] == r.json()["rescore_job_id"] and job["status"] == "succeeded"
+        now = client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()
+        assert now["answer_key_version"] == 2 and now["scores"]["accuracy"]["value"] == pytest.approx(0.7)
+        assert client.get(f"/v1/benchmarks/{bench['id']}/leaderboard").json()["answer_key_version"] == 2
+        assert (
+            client.put(
+                f"/v1/benchmarks/{bench['id']}/answer-key",
+                json={"items": items},
+                headers=make_key(client, "benchmarks:write"),
+            ).status_code
+            == 403
+        )
+        again = client.post(f"/v1/benchmarks/{bench['id']}/rescore", headers=ADMIN)
+        assert again.json() == {"benchmark_id": bench["id"], "answer_key_version": 2, "rescored": 1}
+        assert client.post(f"/v1/benchmarks/{bench['id']}/rescore", headers=owner).status_code == 403
+        eng = create_engine(settings.database_url, poolclass=NullPool)
+        with eng.connect() as conn:
+            versions = conn.execute(text("SELECT answer_key_version FROM scoring ORDER BY id")).scalars().all()
+        eng.dispose()
+        assert versions == [1, 2, 2]  # the original scoring, the new version's, the admin re-score: none replaced
 
 
 def test_compare_uses_exact_mcnemar_on_common_items(client: TestClient, bench: dict, alice: dict) -> None:
