@@ -22,14 +22,11 @@ class ResultModel(BaseModel):
 
 
 FiniteFloat = Annotated[float, Field(strict=True, allow_inf_nan=False)]
-NonNegFloat = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0)]
 Probability = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=0, le=1)]
 Seed = Annotated[
     int,
     Field(strict=True, ge=0, le=2**63 - 1, description="Seed of the np.random.Generator (default 0)."),
 ]
-
-Json = dict[str, Any]
 
 
 ARRAY_REF_PATTERN = r"^sha256:[0-9a-f]{64}$"

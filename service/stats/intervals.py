@@ -8,10 +8,13 @@ from service.errors import Degenerate
 
 
 def z_value(confidence: float) -> float:
-    """Two-sided normal quantile: ``z`` with ``P(|Z| <= z) = confidence`` (1.959964 at 0.95)."""
+    """Two-sided normal quantile: ``z`` with ``P(|Z| <= z) = confidence`` (1.959964 at 0.95).
+
+    Computed from the lower tail, ``-Φ⁻¹((1 - c)/2)``: ``Φ⁻¹(0.5 + c/2)`` rounds to ``Φ⁻¹(1) = inf`` for c within
+    1e-16 of 1 (e.g. c = 0.9999999999999999), which made every interval NaN."""
     if not 0.0 < confidence < 1.0:
         raise Degenerate("confidence must lie strictly between 0 and 1", ("confidence",))
-    return float(ndtri(0.5 + confidence / 2.0))
+    return float(-ndtri((1.0 - confidence) / 2.0))
 
 
 def wilson_interval(k: ArrayLike, n: ArrayLike, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:

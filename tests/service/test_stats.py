@@ -252,3 +252,13 @@ def test_paired_bootstrap():
     assert shifted["ci_low"] > 0.4 and shifted["ci_high"] < 0.6 and shifted["p_value"] < 0.01
     with pytest.raises(Degenerate):
         paired_bootstrap(a, a[:3], 10)
+
+
+def test_z_value_stays_finite_next_to_one():
+    from service.stats import z_value
+
+    assert z_value(0.95) == pytest.approx(1.959963984540054, abs=1e-12)
+    z = z_value(0.9999999999999999)  # 0.5 + c/2 rounds to 1.0 here
+    assert 8.0 < z < 9.0
+    low, high = wilson(5, 10, 0.9999999999999999)
+    assert 0.0 <= low < 0.5 < high <= 1.0
