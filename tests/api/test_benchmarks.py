@@ -2,9 +2,11 @@
 private split, idempotency, quotas, leaderboards (json/csv/ndjson), answer-key versions, re-scoring, comparison."""
 
 import csv
+import hashlib
 import io
 import json
 import math
+from datetime import UTC, datetime
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,6 +14,10 @@ from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
 from api.app import create_app
+from api.routers.submissions import SubmissionIn
+from api.scoring import dumps
+from db.engine import make_engines
+from db.repositories import idempotency
 from tests.api.conftest import ADMIN, make_key
 
 Z = 1.959963984540054
@@ -372,3 +378,22 @@ def test_every_write_route_checks_keys(client: TestClient, bench: dict, alice: d
     assert client.delete(f"/v1/submissions/{sub['id']}", headers=other_owner).status_code == 403
     assert client.get(f"/v1/submissions/{sub['id']}", headers=other_owner).status_code == 403
     assert client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()["withdrawn_at"] is None
+
+
+def test_idempotency_key_in_flight_is_409(client: TestClient, bench: dict, alice: dict, settings) -> None:
+    """A retry while the first request still runs (a claim without a stored response) gets 409; once the
+    claim is released the same key goes through."""
+    body = {"model": "m", "predictions": predictions(5), "metadata": {"run": 1}}
+    key_id = client.get("/v1/api-keys", headers=ADMIN).json()["items"][-1]["id"]
+    digest = hashlib.sha256(dumps(SubmissionIn.model_validate(body).model_dump(mode="json")).encode()).hexdigest()
+    scope = f"{key_id}:{bench['id']}:submissions"
+    engines = make_engines(settings.database_url)
+    with engines.write.begin() as conn:
+        assert idempotency.claim(conn, scope, "busy", digest, datetime.now(UTC)) is None
+    url = f"/v1/benchmarks/{bench['id']}/submissions"
+    r = client.post(url, json=body, headers={**alice, "Idempotency-Key": "busy"})
+    assert r.status_code == 409 and r.headers["content-type"] == "application/problem+json"
+    with engines.write.begin() as conn:
+        idempotency.release(conn, scope, "busy")
+    engines.dispose()
+    assert client.post(url, json=body, headers={**alice, "Idempotency-Key": "busy"}).status_code == 201
