@@ -7,7 +7,6 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
-    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -20,6 +19,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, mapped_column
 
 from db.base import Base
+from db.types import UTCDateTime
 
 BigIntPK = BigInteger().with_variant(Integer(), "sqlite")
 """64-bit autoincrement key on PostgreSQL; INTEGER PRIMARY KEY (the rowid) on SQLite."""
@@ -33,8 +33,8 @@ class ApiKey(Base):
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     name: Mapped[str] = mapped_column(String(128))
     scopes: Mapped[list[str]] = mapped_column(JSON)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
     created_by: Mapped[str | None] = mapped_column(String(36), nullable=True)
 
 
@@ -55,7 +55,7 @@ class Run(Base):
     params_sha256: Mapped[str] = mapped_column(String(64))
     result: Mapped[Any] = mapped_column(Text)
     duration_ms: Mapped[float] = mapped_column(Float)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
     api_key_id: Mapped[str | None] = mapped_column(
         String(36), ForeignKey("api_key.id", ondelete="SET NULL"), nullable=True, index=True
     )
@@ -74,7 +74,7 @@ class Benchmark(Base):
         String(36), ForeignKey("api_key.id", ondelete="SET NULL"), nullable=True
     )
     current_version: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class AnswerKeyVersion(Base):
@@ -91,7 +91,7 @@ class AnswerKeyVersion(Base):
     items: Mapped[str] = mapped_column(Text)
     n_public: Mapped[int] = mapped_column(Integer)
     n_private: Mapped[int] = mapped_column(Integer)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class Submission(Base):
@@ -107,8 +107,8 @@ class Submission(Base):
     api_key_id: Mapped[str | None] = mapped_column(
         String(36), ForeignKey("api_key.id", ondelete="SET NULL"), nullable=True
     )
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    withdrawn_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    withdrawn_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class Scoring(Base):
@@ -120,7 +120,7 @@ class Scoring(Base):
     answer_key_version: Mapped[int] = mapped_column(Integer)
     scorer_version: Mapped[str] = mapped_column(String(32))
     details: Mapped[str] = mapped_column(Text)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class Score(Base):
@@ -157,7 +157,7 @@ class IdempotencyRecord(Base):
     request_sha256: Mapped[str] = mapped_column(String(64))
     status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
     response: Mapped[str | None] = mapped_column(Text, nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
 
 
 class Job(Base):
@@ -190,11 +190,11 @@ class Job(Base):
     )
     client: Mapped[str | None] = mapped_column(String(64), nullable=True)
     worker: Mapped[str | None] = mapped_column(String(128), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    enqueued_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    started_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)
 
 
 class ArrayBlob(Base):
@@ -210,4 +210,4 @@ class ArrayBlob(Base):
     api_key_id: Mapped[str | None] = mapped_column(
         String(36), ForeignKey("api_key.id", ondelete="SET NULL"), nullable=True
     )
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
