@@ -81,8 +81,9 @@ def canonical_key(items: Sequence[BaseModel]) -> tuple[str, str]:
 
 def _score(spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any) -> tuple[dict[str, Any], list]:
     raw = spec.score(key, preds, params)
+    summary = {k: v for k, v in raw.items() if k != "item_scores"}
     try:
-        outcome = ScoreOutcome.model_validate(json.loads(dumps(raw)))
+        outcome = ScoreOutcome.model_validate(json.loads(dumps(summary)))
     except ValidationError as exc:
         raise Degenerate("the scorer produced a non-finite or malformed score") from exc
     item_scores = [(str(d["item_id"]), float(d["value"])) for d in raw.get("item_scores", [])]
