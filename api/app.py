@@ -11,6 +11,7 @@ from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 from api import logs, problems
 from api.auth import ensure_bootstrap_admin
 from api.execution import CODE_VERSION
+from api.fastpath import CachedRunMiddleware
 from api.jobs import JobContext
 from api.metrics import Metrics, MetricsMiddleware
 from api.metrics import router as metrics_router
@@ -67,6 +68,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.jobs = job_ctx
     app.state.metrics = Metrics(lambda: job_ctx)
     problems.install(app)
+    app.add_middleware(CachedRunMiddleware)
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=settings.max_body_bytes)
     app.add_middleware(
         RateLimitMiddleware,
