@@ -29,7 +29,10 @@ def test_every_estimator_has_its_own_typed_request_and_result(schema: dict) -> N
         ok = op["responses"]["200"]["content"]["application/json"]["schema"]["$ref"]
         assert req.split("/")[-1] != ok.split("/")[-1]
         result_ref = schema["components"]["schemas"][ok.split("/")[-1]]["properties"]["result"]["$ref"]
-        assert result_ref.endswith("Result") or result_ref != ""
+        result_schema = schema["components"]["schemas"][result_ref.split("/")[-1]]
+        assert set(result_schema["properties"]) == set(ESTIMATORS[name].result_model.model_fields), name
+        request_schema = schema["components"]["schemas"][req.split("/")[-1]]
+        assert set(request_schema["properties"]) == set(ESTIMATORS[name].params_model.model_fields), name
 
 
 def test_error_statuses_are_documented_as_problems(schema: dict) -> None:

@@ -1,6 +1,7 @@
 """Every error is application/problem+json with the right status; 422 bodies name the field."""
 
 import json
+import math
 
 import pytest
 from fastapi.testclient import TestClient
@@ -50,12 +51,17 @@ def test_schema_errors_are_422_naming_the_field(client: TestClient, patch: dict,
     assert loc in [e["loc"] for e in body["errors"]]
 
 
-def test_non_finite_numbers_are_422(client: TestClient) -> None:
-    raw = '{"intersection": NaN, "union": 100, "universe": 1009, "num_perm": 64}'
-    r = client.post(URL, content=raw, headers={"content-type": "application/json"})
-    assert r.status_code in (400, 422)
-    r = client.post(URL, content=raw.replace("NaN", "1e400"), headers={"content-type": "application/json"})
-    assert r.status_code in (400, 422)
+@pytest.mark.parametrize("value", ["NaN", "1e400", "-Infinity"])
+def test_non_finite_numbers_are_422_naming_the_field(client: TestClient, value: str) -> None:
+    body = '{"model": "gaussian_linear", "X": [[1.0], [2.0], [3.0]], "X_test": [[1.5]], "sigma": %s}'
+    url = "/v1/estimators/compression.batch_regret"
+    ok = client.post(url, content=body % "1.0", headers={"content-type": "application/json"})
+    # leverage h = 1.5^2 / (1 + 4 + 9); pNML regret log(1 + h)
+    assert ok.json()["result"]["mean_regret_nats"] == pytest.approx(math.log1p(2.25 / 14), rel=1e-12)
+    errors = _is_problem(client.post(url, content=body % value, headers={"content-type": "application/json"}), 422)
+    assert errors["errors"] == [
+        {"loc": ["body", "sigma"], "msg": "Input should be a finite number", "type": "finite_number"}
+    ]
 
 
 def test_domain_error_is_422_naming_the_field(client: TestClient) -> None:

@@ -27,7 +27,7 @@ def fixture_items():
 def test_registered_spec():
     spec = SCORERS["film_mcq"]
     assert spec is fm.SPEC and spec.primary_metric in spec.metrics
-    assert spec.cost(10, 10) > 0
+    assert spec.cost(10, 12) == 22.0  # n_key + n_pred
 
 
 def test_spec_synthetic_example(fixture_items):
