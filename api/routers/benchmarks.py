@@ -1,7 +1,6 @@
 """Benchmarks: registration, answer-key versions, re-scoring, leaderboards and paired comparison."""
 
-import base64
-import binascii
+import bisect
 import csv
 import io
 import json
@@ -14,6 +13,7 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, StringConstraints
 
+from api import cursors
 from api.auth import OptionalPrincipal, Principal, require
 from api.deps import EnginesDep, SettingsDep
 from api.envelope import utc_iso
@@ -199,19 +199,6 @@ def create_benchmark(
     return _out(row, sha)
 
 
-def _cursor(value: str) -> str:
-    return base64.urlsafe_b64encode(value.encode()).decode()
-
-
-def _uncursor(cursor: str) -> str:
-    try:
-        return base64.urlsafe_b64decode(cursor.encode()).decode()
-    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise ApiError(
-            422, "invalid cursor", errors=[{"loc": ["query", "cursor"], "msg": "invalid cursor", "type": "value_error"}]
-        ) from exc
-
-
 @router.get("", response_model=BenchmarkList, responses=responses(422, 500))
 def list_benchmarks(
     engines: EnginesDep,
@@ -220,12 +207,12 @@ def list_benchmarks(
 ) -> dict[str, Any]:
     """Benchmarks ordered by name; pass ``next_cursor`` back as ``cursor``."""
     with engines.read.connect() as conn:
-        rows = bench_repo.list_all(conn, limit + 1, _uncursor(cursor) if cursor else None)
+        rows = bench_repo.list_all(conn, limit + 1, cursors.decode_str(cursor) if cursor else None)
         page = rows[:limit]
         shas = {r.id: bench_repo.versions(conn, r.id)[r.current_version - 1].sha256 for r in page}
     return {
         "items": [_out(r, shas[r.id]) for r in page],
-        "next_cursor": _cursor(page[-1].name) if len(rows) > limit else None,
+        "next_cursor": cursors.encode(page[-1].name) if len(rows) > limit else None,
     }
 
 
@@ -310,8 +297,31 @@ def _sort_key(row: dict[str, Any], metric: str, sign: float) -> tuple:
     return (sign * s["value"], ci, utc_iso(row["submitted_at"]), row["submission_id"])
 
 
-def leaderboard_rows(loaded: Loaded, rows: list[dict[str, Any]], metric: str, rank_by: str) -> list[dict[str, Any]]:
-    """Rank submissions: one row per model (its best or latest submission), deterministic ties."""
+def _encode_rank_cursor(key: tuple) -> str:
+    """Keyset cursor of a leaderboard page: the sort key of its last row (a missing ci_low as null)."""
+    value, ci, submitted_at, submission_id = key
+    return cursors.encode([value, None if ci == float("inf") else ci, submitted_at, submission_id])
+
+
+def _decode_rank_cursor(cursor: str) -> tuple:
+    key = cursors.decode(cursor)
+    ok = (
+        isinstance(key, list)
+        and len(key) == 4
+        and isinstance(key[0], int | float)
+        and (key[1] is None or isinstance(key[1], int | float))
+        and all(isinstance(k, str) for k in key[2:])
+    )
+    if not ok:
+        raise cursors.invalid()
+    return (float(key[0]), float("inf") if key[1] is None else float(key[1]), key[2], key[3])
+
+
+def leaderboard_rows(
+    loaded: Loaded, rows: list[dict[str, Any]], metric: str, rank_by: str
+) -> tuple[list[dict[str, Any]], list[tuple]]:
+    """Rank submissions: one row per model (its best or latest submission), deterministic ties. Returns the
+    ranked rows and their sort keys (ascending; the keyset for cursors)."""
     sign = -1.0 if loaded.spec.metrics[metric].higher_is_better else 1.0
     rows = [r for r in rows if metric in r["scores"]]
     chosen: dict[str, dict[str, Any]] = {}
@@ -325,7 +335,9 @@ def leaderboard_rows(loaded: Loaded, rows: list[dict[str, Any]], metric: str, ra
         elif _sort_key(r, metric, sign) < _sort_key(cur, metric, sign):
             chosen[r["model"]] = r
     ordered = sorted(chosen.values(), key=lambda r: _sort_key(r, metric, sign))
-    return [{"rank": i + 1, **r, "answer_key_version": loaded.benchmark.current_version} for i, r in enumerate(ordered)]
+    version = loaded.benchmark.current_version
+    ranked = [{"rank": i + 1, **r, "answer_key_version": version} for i, r in enumerate(ordered)]
+    return ranked, [_sort_key(r, metric, sign) for r in ordered]
 
 
 def _csv(rows: list[dict[str, Any]], metrics: list[str]) -> str:
@@ -373,7 +385,7 @@ def leaderboard(
     metric: Annotated[str | None, Query(max_length=64)] = None,
     rank_by: Literal["best", "latest"] = "best",
     limit: Annotated[int, Query(ge=1, le=100)] = 100,
-    cursor: Annotated[str | None, Query(max_length=64)] = None,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
     format: Literal["json", "csv", "ndjson"] = "json",
 ) -> Response:
     """Ranked rows of the current answer-key version (withdrawn submissions hidden). ``format=csv`` has the columns
@@ -389,19 +401,11 @@ def leaderboard(
             f"unknown metric {metric!r}",
             errors=[{"loc": ["query", "metric"], "msg": f"one of {sorted(loaded.spec.metrics)}", "type": "enum"}],
         )
-    ranked = leaderboard_rows(loaded, raw, metric, rank_by)
-    start = 0
-    if cursor:
-        try:
-            start = int(_uncursor(cursor))
-        except ValueError as exc:
-            raise ApiError(
-                422,
-                "invalid cursor",
-                errors=[{"loc": ["query", "cursor"], "msg": "invalid cursor", "type": "value_error"}],
-            ) from exc
+    ranked, keys = leaderboard_rows(loaded, raw, metric, rank_by)
+    start = bisect.bisect_right(keys, _decode_rank_cursor(cursor)) if cursor else 0
     page = ranked[start : start + limit]
-    next_cursor = _cursor(str(start + limit)) if start + limit < len(ranked) else None
+    more = start + limit < len(ranked)
+    next_cursor = _encode_rank_cursor(keys[start + limit - 1]) if more else None
     headers = {"X-Next-Cursor": next_cursor} if next_cursor else {}
     if format == "csv":
         present = [m for m in loaded.spec.metrics if any(m in r["scores"] for r in ranked)]

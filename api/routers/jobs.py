@@ -1,7 +1,5 @@
 """``POST/GET/DELETE /v1/jobs[/{id}]`` (ARCHITECTURE §3): long-running work on the job queue."""
 
-import base64
-import binascii
 import json
 from typing import Annotated, Any, Literal
 
@@ -9,7 +7,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from api import arrays
+from api import arrays, cursors
 from api.auth import OptionalPrincipal, Principal, RunPrincipal
 from api.envelope import canonical_params
 from api.execution import check_cost
@@ -105,22 +103,6 @@ def create_job(body: JobRequest, request: Request, principal: RunPrincipal) -> J
     return submit_estimator_job(request, spec, params, principal)
 
 
-def _encode_cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"s": seq}).encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        seq = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))["s"]
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-            raise ValueError
-        return seq
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ApiError(
-            422, "invalid cursor", errors=[{"loc": ["query", "cursor"], "msg": "invalid cursor", "type": "value_error"}]
-        ) from exc
-
-
 @router.get("", response_model=JobPage, responses=responses(401, 422, 500))
 def list_jobs(
     request: Request,
@@ -130,13 +112,13 @@ def list_jobs(
     cursor: Annotated[str | None, Query(max_length=256)] = None,
 ) -> Response:
     """Jobs, newest first; pass ``next_cursor`` back as ``cursor``."""
-    before = _decode_cursor(cursor) if cursor else None
+    before = cursors.decode_seq(cursor) if cursor else None
     ctx: JobContext = request.app.state.jobs
     with ctx.engines.read.connect() as conn:
         rows = repo.list_page(conn, status=status, limit=limit + 1, before_seq=before, owner=_owner(request, principal))
     page, more = rows[:limit], len(rows) > limit
     return JSONResponse(
-        {"items": [job_json(r) for r in page], "next_cursor": _encode_cursor(page[-1].seq) if more else None}
+        {"items": [job_json(r) for r in page], "next_cursor": cursors.encode(page[-1].seq) if more else None}
     )
 
 

@@ -1,13 +1,12 @@
 """``GET /v1/runs/{id}`` and the keyset-paginated ``GET /v1/runs``."""
 
-import base64
-import binascii
 import json
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Query, Request, Response
 from pydantic import BaseModel
 
+from api import cursors
 from api.auth import OptionalPrincipal, Principal
 from api.deps import EnginesDep
 from api.envelope import RunEnvelope, envelope_json
@@ -21,25 +20,6 @@ class RunPage(BaseModel):
 
 
 router = APIRouter(prefix="/v1/runs", tags=["runs"])
-
-
-def _encode_cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps({"s": seq}).encode()).decode().rstrip("=")
-
-
-def _decode_cursor(cursor: str) -> int:
-    try:
-        data = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-        seq = data["s"]
-        if not isinstance(seq, int) or isinstance(seq, bool) or seq < 0:
-            raise ValueError
-        return seq
-    except (ValueError, KeyError, TypeError, binascii.Error, UnicodeDecodeError) as exc:
-        raise ApiError(
-            422,
-            "invalid cursor",
-            errors=[{"loc": ["query", "cursor"], "msg": "invalid cursor", "type": "value_error"}],
-        ) from exc
 
 
 def _owner_filter(request: Request, principal: Principal | None) -> dict[str, Any]:
@@ -62,13 +42,13 @@ def list_runs(
     cursor: Annotated[str | None, Query(max_length=256)] = None,
 ) -> Response:
     """Runs, newest first; pass ``next_cursor`` back as ``cursor`` for the next page."""
-    before = _decode_cursor(cursor) if cursor else None
+    before = cursors.decode_seq(cursor) if cursor else None
     with engines.read.connect() as conn:
         rows = runs_repo.list_page(
             conn, kind=kind, name=name, limit=limit + 1, before_seq=before, **_owner_filter(request, principal)
         )
     page, more = rows[:limit], len(rows) > limit
-    next_cursor = _encode_cursor(page[-1].seq) if more else None
+    next_cursor = cursors.encode(page[-1].seq) if more else None
     body = b'{"items":[' + b",".join(envelope_json(r, cached=True) for r in page) + b"],"
     body += b'"next_cursor":' + json.dumps(next_cursor).encode() + b"}"
     return Response(body, media_type="application/json")

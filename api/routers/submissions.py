@@ -3,8 +3,6 @@
 Private-split scores, breakdowns and per-item results are returned to admins only.
 """
 
-import base64
-import binascii
 import hashlib
 import json
 import uuid
@@ -14,6 +12,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, Query, Response
 from pydantic import BaseModel, Field, StringConstraints
 
+from api import cursors
 from api.auth import Principal, require
 from api.deps import EnginesDep
 from api.envelope import utc_iso
@@ -213,19 +212,6 @@ def create_submission(
     return Response(text, 201, media_type="application/json")
 
 
-def _seq_cursor(seq: int) -> str:
-    return base64.urlsafe_b64encode(str(seq).encode()).decode()
-
-
-def _seq_uncursor(cursor: str) -> int:
-    try:
-        return int(base64.urlsafe_b64decode(cursor.encode()).decode())
-    except (binascii.Error, UnicodeDecodeError, ValueError) as exc:
-        raise ApiError(
-            422, "invalid cursor", errors=[{"loc": ["query", "cursor"], "msg": "invalid cursor", "type": "value_error"}]
-        ) from exc
-
-
 @router.get(
     "/v1/benchmarks/{benchmark_id}/submissions",
     response_model=SubmissionList,
@@ -239,7 +225,7 @@ def list_submissions(
     cursor: Annotated[str | None, Query(max_length=64)] = None,
 ) -> dict[str, Any]:
     """The caller's own submissions to this benchmark, newest first (every submission for admins)."""
-    before = _seq_uncursor(cursor) if cursor else None
+    before = cursors.decode_seq(cursor) if cursor else None
     with engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
         rows = sub_repo.list_for_benchmark(
@@ -252,7 +238,7 @@ def list_submissions(
         )
         page = rows[:limit]
         items = [_view(conn, s, loaded.benchmark.current_version, principal) for s in page]
-    return {"items": items, "next_cursor": _seq_cursor(page[-1].seq) if len(rows) > limit else None}
+    return {"items": items, "next_cursor": cursors.encode(page[-1].seq) if len(rows) > limit else None}
 
 
 def _load_visible(conn: Any, submission_id: str, principal: Principal) -> tuple[SubmissionRow, int]:

@@ -397,3 +397,17 @@ def test_idempotency_key_in_flight_is_409(client: TestClient, bench: dict, alice
         idempotency.release(conn, scope, "busy")
     engines.dispose()
     assert client.post(url, json=body, headers={**alice, "Idempotency-Key": "busy"}).status_code == 201
+
+
+def test_leaderboard_cursor_is_keyset(client: TestClient, bench: dict, alice: dict) -> None:
+    """A submission that ranks above the current page does not shift the next page (an offset cursor would
+    repeat alpha here)."""
+    for model, correct in (("beta", 9), ("alpha", 6), ("gamma", 4)):
+        submit(client, bench, alice, model, correct)
+    url = f"/v1/benchmarks/{bench['id']}/leaderboard"
+    page1 = client.get(url, params={"limit": 2}).json()
+    assert [r["model"] for r in page1["items"]] == ["beta", "alpha"]
+    submit(client, bench, alice, "delta", 10)
+    page2 = client.get(url, params={"limit": 2, "cursor": page1["next_cursor"]}).json()
+    assert [(r["rank"], r["model"]) for r in page2["items"]] == [(4, "gamma")] and page2["next_cursor"] is None
+    assert client.get(url, params={"cursor": "W10"}).status_code == 422  # base64 of [] is not a rank key
