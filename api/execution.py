@@ -136,6 +136,34 @@ def store_run(
     return remember(engines, stored), stored.id == row.id
 
 
+def run_cached(
+    engines: Engines,
+    *,
+    kind: str,
+    name: str,
+    version: str,
+    params_json: str,
+    produce: Callable[[], Any],
+    api_key_id: str | None,
+) -> tuple[RunRow, bool]:
+    """Return (run, cached): the stored run with this cache key, or a new one from ``produce()`` stored now."""
+    existing = cached_run(engines, kind, name, version, params_json)
+    if existing is not None:
+        return existing, True
+    result_json, duration_ms = compute(produce)
+    stored, inserted = store_run(
+        engines,
+        kind=kind,
+        name=name,
+        version=version,
+        params_json=params_json,
+        result_json=result_json,
+        duration_ms=duration_ms,
+        api_key_id=api_key_id,
+    )
+    return stored, not inserted
+
+
 def run_estimator(
     engines: Engines,
     spec: EstimatorSpec,
@@ -145,25 +173,18 @@ def run_estimator(
     progress: Progress = no_progress,
     resolved: StrictModel | None = None,
 ) -> tuple[RunRow, bool]:
-    """Return (run, cached): the stored identical run, or a new one computed now.
+    """Return (run, cached) for an estimator call.
 
     ``resolved`` is ``params`` with uploaded-array references replaced by arrays (api/arrays.py): the function
     gets it, the cache key keeps the references.
     """
-    params_json = canonical_params(params)
-    existing = cached_run(engines, "estimator", spec.name, spec.version, params_json)
-    if existing is not None:
-        return existing, True
     inputs = params if resolved is None else resolved
-    result_json, duration_ms = compute(lambda: spec.fn(inputs, progress))
-    stored, inserted = store_run(
+    return run_cached(
         engines,
         kind="estimator",
         name=spec.name,
         version=spec.version,
-        params_json=params_json,
-        result_json=result_json,
-        duration_ms=duration_ms,
+        params_json=canonical_params(params),
+        produce=lambda: spec.fn(inputs, progress),
         api_key_id=api_key_id,
     )
-    return stored, not inserted

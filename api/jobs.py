@@ -102,10 +102,9 @@ def worker_id() -> str:
 
 
 def problem_json(status: int, title: str, detail: str, errors: list[dict[str, Any]] | None = None) -> str:
-    body: dict[str, Any] = {"type": "about:blank", "title": title, "status": status, "detail": detail}
-    if errors is not None:
-        body["errors"] = errors
-    return json.dumps(body)
+    """The problem body stored on a failed job (the same model the HTTP errors use)."""
+    problem = Problem(title=title, status=status, detail=detail, errors=errors)  # type: ignore[arg-type]
+    return problem.model_dump_json(exclude_none=True)
 
 
 @dataclass(frozen=True)

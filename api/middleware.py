@@ -1,6 +1,5 @@
 """ASGI middleware: request id, access log, and the content-type gate (415) for request bodies."""
 
-import json
 import logging
 import re
 import time
@@ -8,6 +7,8 @@ import uuid
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from api.problems import Problem
 
 log = logging.getLogger("estibench.access")
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -116,11 +117,8 @@ class RequestContextMiddleware:
 
 
 def _problem_bytes(status: int, title: str, detail: str, request_id: str) -> bytes:
-    body: dict[str, Any] = {
-        "type": "about:blank",
-        "title": title,
-        "status": status,
-        "detail": detail,
-        "instance": request_id,
-    }
-    return json.dumps(body).encode()
+    return (
+        Problem(title=title, status=status, detail=detail, instance=request_id)
+        .model_dump_json(exclude_none=True)
+        .encode()
+    )

@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field, create_model
 from api.auth import RunPrincipal
 from api.deps import EnginesDep
 from api.envelope import canonical_params, envelope_json, typed_envelope
-from api.execution import cached_run, compute, store_run
+from api.execution import run_cached
 from api.problems import COMMON, ApiError, responses
 from api.scoring import ScoreOutcome, check_unique, score_all
 from service.registry import SCORERS, ScorerSpec
@@ -87,27 +87,22 @@ def _make_endpoint(spec: ScorerSpec) -> Any:
     body_model = request_model(spec)
 
     def endpoint(body: body_model, principal: RunPrincipal, engines: EnginesDep) -> Response:  # type: ignore[valid-type]
-        params_json = canonical_params(body)
-        existing = cached_run(engines, "scorer", spec.name, spec.version, params_json)
-        if existing is not None:
-            return Response(envelope_json(existing, cached=True), media_type="application/json")
-        check_unique(body.answer_key.items, ("answer_key", "items"))
-        result_json, duration_ms = compute(
-            lambda: ScoreOutcome.model_validate(
+        def produce() -> ScoreOutcome:
+            check_unique(body.answer_key.items, ("answer_key", "items"))
+            return ScoreOutcome.model_validate(
                 score_all(spec, body.answer_key.items, body.predictions.items, body.params)
             )
-        )
-        row, inserted = store_run(
+
+        row, cached = run_cached(
             engines,
             kind="scorer",
             name=spec.name,
             version=spec.version,
-            params_json=params_json,
-            result_json=result_json,
-            duration_ms=duration_ms,
+            params_json=canonical_params(body),
+            produce=produce,
             api_key_id=principal.key_id if principal else None,
         )
-        return Response(envelope_json(row, cached=not inserted), media_type="application/json")
+        return Response(envelope_json(row, cached=cached), media_type="application/json")
 
     endpoint.__name__ = f"score_{_slug(spec)}"
     endpoint.__doc__ = f"{spec.summary}\n\nPrimary metric: {spec.primary_metric}. Paper: {spec.paper}"
