@@ -209,7 +209,7 @@ def list_benchmarks(
     with engines.read.connect() as conn:
         rows = bench_repo.list_all(conn, limit + 1, cursors.decode_str(cursor) if cursor else None)
         page = rows[:limit]
-        shas = {r.id: bench_repo.versions(conn, r.id)[r.current_version - 1].sha256 for r in page}
+        shas = bench_repo.current_sha256(conn, [r.id for r in page])
     return {
         "items": [_out(r, shas[r.id]) for r in page],
         "next_cursor": cursors.encode(page[-1].name) if len(rows) > limit else None,

@@ -60,6 +60,19 @@ def list_all(conn: Connection, limit: int, after_name: str | None) -> list[Bench
     return [BenchmarkRow(*r) for r in conn.execute(stmt)]
 
 
+def current_sha256(conn: Connection, benchmark_ids: list[str]) -> dict[str, str]:
+    """The current answer-key version's sha256 of each benchmark, in one query."""
+    stmt = (
+        select(AnswerKeyVersion.benchmark_id, AnswerKeyVersion.sha256)
+        .join(
+            Benchmark,
+            (Benchmark.id == AnswerKeyVersion.benchmark_id) & (Benchmark.current_version == AnswerKeyVersion.version),
+        )
+        .where(Benchmark.id.in_(benchmark_ids))
+    )
+    return {bid: sha for bid, sha in conn.execute(stmt)}
+
+
 def versions(conn: Connection, benchmark_id: str) -> list[VersionRow]:
     stmt = select(*_V).where(AnswerKeyVersion.benchmark_id == benchmark_id).order_by(AnswerKeyVersion.version)
     return [VersionRow(*r) for r in conn.execute(stmt)]

@@ -89,7 +89,8 @@ def test_register_benchmark(client: TestClient, bench: dict, owner: dict) -> Non
     detail = client.get(f"/v1/benchmarks/{bench['id']}").json()
     assert [(v["version"], v["n_public"], v["n_private"]) for v in detail["versions"]] == [(1, 10, 4)]
     assert "items" not in json.dumps(detail["versions"])
-    assert [b["name"] for b in client.get("/v1/benchmarks").json()["items"]] == ["films"]
+    listed = client.get("/v1/benchmarks").json()["items"]
+    assert [(b["name"], b["answer_key_sha256"]) for b in listed] == [("films", bench["answer_key_sha256"])]
 
 
 @pytest.mark.parametrize(
@@ -310,6 +311,8 @@ def test_new_answer_key_version_rescores_and_keeps_old_rows(settings, queue: str
         now = client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()
         assert now["answer_key_version"] == 2 and now["scores"]["accuracy"]["value"] == pytest.approx(0.7)
         assert client.get(f"/v1/benchmarks/{bench['id']}/leaderboard").json()["answer_key_version"] == 2
+        (listed,) = client.get("/v1/benchmarks").json()["items"]
+        assert (listed["answer_key_version"], listed["answer_key_sha256"]) == (2, r.json()["answer_key_sha256"])
         assert (
             client.put(
                 f"/v1/benchmarks/{bench['id']}/answer-key",
