@@ -146,10 +146,6 @@ def latest_scoring(conn: Connection, submission_id: str, version: int) -> Scorin
     return ScoringRow(*r) if r else None
 
 
-def scorings_count(conn: Connection, submission_id: str) -> int:
-    return int(conn.execute(select(func.count()).where(Scoring.submission_id == submission_id)).scalar_one())
-
-
 def scores(conn: Connection, scoring_id: int, splits: Sequence[str]) -> list[ScoreRow]:
     stmt = select(Score.split, Score.metric, Score.value, Score.ci_low, Score.ci_high, Score.n).where(
         Score.scoring_id == scoring_id, Score.split.in_(splits)
