@@ -34,6 +34,8 @@ class EstimatorSpec:
     cost_unit: str
     sync_budget: float
     hard_cap: float
+    plot: Callable[[Any], Any] | None = None
+    """``plot(result) -> matplotlib.figure.Figure`` drawing the result (matplotlib imported inside), or None."""
     kind: str = field(default="estimator", init=False)
 
 
