@@ -1,0 +1,163 @@
+"""The reproduction entry of every paper served here, in the order of the papers' list."""
+
+from functools import cache
+
+from service.reproductions import benchmark_checks as bench
+from service.reproductions import estimator_checks as est
+from service.reproductions.base import Reproduction
+
+NO_MODEL_OUTPUTS = (
+    "the claim rests on model outputs over the benchmark's items, which are not distributed with the paper in a "
+    "form this service can fetch; the scoring protocol itself is tested on the worked examples"
+)
+
+
+@cache
+def catalog() -> tuple[Reproduction, ...]:
+    """All 19 entries (built once, on first use)."""
+    return (
+        Reproduction(
+            "vimu",
+            "ViMU: video metaphor and subtext understanding",
+            "Even the strongest of 16 MLLMs stays below 50 All-Avg on ViMU, and its averages follow from the task "
+            "scores.",
+            requires=("vimu",),
+            judge=bench.vimu_judge,
+            plot=bench.vimu_plot,
+        ),
+        Reproduction(
+            "hyperconnections",
+            "Token dynamics of Transformers with hyper-connections",
+            "A one-stream hyper-connection loses stability at a_r = 1 (0.5 causal) and a Hopf crossing appears "
+            "at s = 0 with frequency 1.",
+            requires=("hyperconnections.token_dynamics",),
+        ),
+        Reproduction(
+            "unrolling",
+            "The curse of unrolling: Jacobian error of differentiated iterations",
+            "The unrolled Jacobian's error first grows, peaking near k0 + 1/ln(1/rho), before it converges.",
+            requires=("unrolling.jacobian_error",),
+        ),
+        Reproduction(
+            "snn-threshold",
+            "Hard-threshold tails in spiking-network gradient estimators",
+            "Surrogate and LocalZO gradients mismatch the smoothed objective's gradient in proportion to the "
+            "membrane potential mass near the threshold.",
+            requires=("snn.threshold_tail", "snn.gradient_mismatch"),
+        ),
+        Reproduction(
+            "moead-omm",
+            "MOEA/D on OneMinMax with solution exchange",
+            "MOEA/D covers OneMinMax's Pareto front in Θ(n²) evaluations with neighbourhood exchange (r ≥ 1) "
+            "and in Θ(n² log n) without (r = 0).",
+            requires=("moead.omm_scaling",),
+            steps=est.MOEAD_STEPS,
+            judge=est.moead_judge,
+            plot=est.moead_plot,
+        ),
+        Reproduction(
+            "axial-slr",
+            "Axial attention in single-location regression",
+            "The axial predictor reaches the oracle risk where its simplified variants do not.",
+            requires=("axial_slr.risk", "axial_slr.pgd"),
+        ),
+        Reproduction(
+            "predictive-coding",
+            "Predictive coding versus backpropagation: target alignment",
+            "For single samples, predictive coding's update aligns better with the target than backpropagation's.",
+            requires=("predictive_coding.target_alignment",),
+        ),
+        Reproduction(
+            "layer-patching",
+            "Zero-shot model size interpolation by layer patching",
+            "The layered dynamic programme finds the cheapest patch set at every added depth, never worse than "
+            "the greedy orders.",
+            requires=("layer_patching.plan",),
+        ),
+        Reproduction(
+            "double-descent",
+            "Double descent through universal compression",
+            "The maximum-likelihood predictor's test loss peaks at the interpolation threshold p = n, while the "
+            "Bayes mixture's stays flat.",
+            requires=("compression.double_descent",),
+            steps=est.DD_STEPS,
+            judge=est.double_descent_judge,
+            plot=est.double_descent_plot,
+        ),
+        Reproduction(
+            "cminhash",
+            "C-MinHash variance",
+            "C-MinHash with circulant permutations (σ, π) estimates Jaccard similarity with variance below the "
+            "classic J(1−J)/K.",
+            requires=("minhash.variance", "minhash.simulate"),
+            steps=est.CMINHASH_STEPS,
+            judge=est.cminhash_judge,
+            plot=est.cminhash_plot,
+        ),
+        Reproduction(
+            "ubench",
+            "U-Bench: a benchmark of U-Net variants for medical segmentation",
+            "U-Score ranks U-Net variants by accuracy and efficiency together, and the worked figures recompute.",
+            requires=("ubench.uscore",),
+        ),
+        Reproduction(
+            "televal",
+            "TELEVAL: interaction-grounded evaluation of spoken language models",
+            "TELEVAL's size-weighted group means (52.93, 21.15, 40.54) follow from its per-dataset scores.",
+            requires=("televal",),
+            judge=bench.televal_judge,
+            plot=bench.televal_plot,
+        ),
+        Reproduction(
+            "stakebench",
+            "StakeBench: language understanding grounded in market commitment",
+            "LLMs reach Directed Accuracy between 0.506 and 0.599 and none beats the naive odds-direction baseline.",
+            requires=("stakebench",),
+            unavailable=NO_MODEL_OUTPUTS,
+        ),
+        Reproduction(
+            "persona-steering",
+            "Persona vectors and gradient signatures of defensive training",
+            "Preventative steering and inoculation prompting attenuate the trait direction in the gradients.",
+            requires=("steering.persona_vector", "steering.gradient_signature"),
+        ),
+        Reproduction(
+            "scene3d",
+            "3D scene grounding, QA and dense captioning",
+            "The 3D-LMM's grounding, QA and captioning scores follow the benchmarks' standard metrics.",
+            requires=("scene3d_grounding", "scene3d_qa", "scene3d_densecap"),
+            unavailable=NO_MODEL_OUTPUTS,
+        ),
+        Reproduction(
+            "raven",
+            "RAVEN-Bench: reasoning over paired EO-IR aerial videos",
+            "Models answer individual questions far more often than they pass whole consistency groups.",
+            requires=("raven",),
+        ),
+        Reproduction(
+            "fdslm",
+            "State inertia in full-duplex spoken language models",
+            "The model's internal state lags the user's speech, and steering along the perception vector shortens "
+            "the lag.",
+            requires=("fdslm.perception_vector", "fdslm.state_lag"),
+        ),
+        Reproduction(
+            "hierarchical-sae",
+            "Hierarchical sparse autoencoders",
+            "A hierarchical SAE recovers a planted parent-child concept hierarchy better than a random "
+            "initialisation.",
+            requires=("sae.hierarchical_train", "sae.hierarchical_recovery"),
+        ),
+        Reproduction(
+            "film-mcq",
+            "A Hollywood-film multiple-choice benchmark",
+            "Multimodal models answer questions about Hollywood films above chance, with film-clustered intervals.",
+            requires=("film_mcq",),
+            unavailable="the film clips are copyrighted and the question set is not public; " + NO_MODEL_OUTPUTS,
+        ),
+    )
+
+
+def get(paper: str) -> Reproduction | None:
+    """The entry with slug ``paper``, or None."""
+    return next((entry for entry in catalog() if entry.paper == paper), None)
