@@ -66,7 +66,10 @@ TELEVAL_BASIC_KNOWLEDGE = (
 )
 """GPT-4o-Audio on the eight Basic Knowledge datasets and their sizes (TELEVAL's per-dataset table)."""
 TELEVAL_DIALECT_SIZES = [659, 564, 615, 542, 674]
-TELEVAL_DIALECT = {"GPT-4o-Audio": [32.93, 10.82, 38.70, 2.58, 17.21], "Qwen2.5-Omni": [48.10, 34.75, 46.99, 24.72, 44.81]}
+TELEVAL_DIALECT = {
+    "GPT-4o-Audio": [32.93, 10.82, 38.70, 2.58, 17.21],
+    "Qwen2.5-Omni": [48.10, 34.75, 46.99, 24.72, 44.81],
+}
 TELEVAL_PUBLISHED = {"basic_knowledge_gpt4o": 52.93, "dialect_gpt4o": 21.15, "dialect_qwen": 40.54}
 
 

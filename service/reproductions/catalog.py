@@ -144,8 +144,7 @@ def catalog() -> tuple[Reproduction, ...]:
         Reproduction(
             "hierarchical-sae",
             "Hierarchical sparse autoencoders",
-            "A hierarchical SAE recovers a planted parent-child concept hierarchy better than a random "
-            "initialisation.",
+            "A hierarchical SAE recovers a planted parent-child concept hierarchy better than a random initialisation.",
             requires=("sae.hierarchical_train", "sae.hierarchical_recovery"),
         ),
         Reproduction(
