@@ -15,7 +15,7 @@ decomposition is RECONSTRUCTED from the paper's abstract. Two uniform-random-lab
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -289,6 +289,27 @@ def double_descent_cost(params: DoubleDescentParams) -> float:
     return float(params.reps * per_rep)
 
 
+def double_descent_plot(result: DoubleDescentResult) -> Any:
+    """Test cross-entropy of the MLE, Bayes and pNML predictors against width / n, with the interpolation line."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    x = [row.width_over_n for row in result.rows]
+    for key, label in (("mle_ce", "MLE"), ("bayes_ce", "Bayes"), ("pnml_ce", "pNML")):
+        pts = [(xi, getattr(row, key)) for xi, row in zip(x, result.rows, strict=True)]
+        pts = [pt for pt in pts if pt[1] is not None]
+        ax.plot([pt[0] for pt in pts], [pt[1] for pt in pts], "o-", label=label)
+    ax.axvline(1.0, color="k", lw=0.5)
+    ax.set_yscale("log")
+    ax.set_xlabel("width / n")
+    ax.set_ylabel("test cross-entropy (nats)")
+    ax.set_title(f"{result.experiment}, n = {result.n}")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
 DOUBLE_DESCENT_SPEC = register(
     EstimatorSpec(
         name="compression.double_descent",
@@ -306,5 +327,6 @@ DOUBLE_DESCENT_SPEC = register(
         cost_unit="flops (approximate)",
         sync_budget=2e9,
         hard_cap=2e12,
+        plot=double_descent_plot,
     )
 )

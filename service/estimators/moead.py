@@ -14,7 +14,7 @@ bound of the true mean when some did not finish); ``Degenerate`` if none finishe
 
 import math
 from itertools import pairwise
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -373,6 +373,30 @@ COST_UNIT = (
 SYNC_BUDGET = 5e7
 HARD_CAP = 1.2e10
 
+
+def scaling_plot(result: OmmScalingResult) -> Any:
+    """Mean evaluations (± 1.96 SE) against n on log-log axes with the fitted power law."""
+    from matplotlib.figure import Figure
+
+    pts = result.points
+    ns = np.array([pt.n for pt in pts], dtype=float)
+    means = np.array([pt.mean for pt in pts], dtype=float)
+    fig = Figure(figsize=(6, 4))
+    ax = fig.add_subplot()
+    ax.errorbar(ns, means, yerr=[1.96 * (pt.se or 0.0) for pt in pts], fmt="o", label="mean runtime")
+    if len(ns) >= 2:
+        fit = np.exp(np.polyval(np.polyfit(np.log(ns), np.log(means), 1), np.log(ns)))
+        ci = f"[{result.slope_ci_low:.2f}, {result.slope_ci_high:.2f}]"
+        ax.plot(ns, fit, "-", label=f"OLS slope {result.slope:.2f} {ci}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("n")
+    ax.set_ylabel("evaluations to cover the Pareto front")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 SPECS = [
     register(
         EstimatorSpec(
@@ -408,6 +432,7 @@ SPECS = [
             cost_unit=COST_UNIT,
             sync_budget=SYNC_BUDGET,
             hard_cap=HARD_CAP,
+            plot=scaling_plot,
         )
     ),
 ]
