@@ -10,6 +10,15 @@ Re-implementation of the protocol of ``Tele-AI/TELEVAL`` ``src/evaluator/process
 - SingleOptionMatch: a negation question ("哪项是错误的") switches to the wrong-option cascade; otherwise
   summary hint + (answer word) + verb + letter, then answer word + verb + letter, then answer word … letter
   followed later by a "correct" word; with ``cushion`` the fallback is "exactly one distinct letter A-D".
+
+The extractor takes the same decisions as the reference patterns in time linear in the answer's length. The
+reference's gaps ``[\\s，。、：,.:]*`` sit next to each other around optional words (``gap word? gap``), so a run of
+L gap characters is split in O(L²) ways before failing; every element after a gap starts with a non-gap
+character, so a match's gaps are always maximal and possessive gaps (``*+``) accept exactly the same matches.
+The third pattern's lookahead ``(?=[\\s\\S]*?word)`` rescans the rest of the answer for every candidate; it holds
+exactly when the candidate ends at or before the last place a "correct" (or negation) word starts, so the pattern
+is searched without it, up to that place (``endpos``): the character there is a CJK word start, so the option's
+``(?![A-Za-z0-9])`` sees the same thing at the cut as in the whole answer.
 """
 
 import unicodedata
@@ -40,7 +49,7 @@ def alias_matches(pred_tokens: str, alias: str) -> bool:
 
 
 _OPTION = r"[\(\[【“‘']?(?P<option>[A-Da-d])(?![A-Za-z0-9])[\)\]】”’']?"
-_GAP = r"[\s，。、：,.:]*"
+_GAP = r"[\s，。、：,.:]*+"
 
 
 def _alt(words: Sequence[str]) -> str:
@@ -94,29 +103,35 @@ _VERB = _alt(
         "是(?:最|更)?(?:合适|合理|正确)(?:的)?",
     ]
 )
-_CORRECT = _alt(["正确", "最佳", "合适", "唯一", "准确", "合理", "首选", "正确答案"])
+_CORRECT_WORDS = ("正确", "最佳", "合适", "唯一", "准确", "合理", "首选")
+"""Starts of the reference's "correct" words (its last one, 正确答案, starts with 正确)."""
+_NEG_WORDS = ("错误", "不正确", "不对", "无效", "不合理", "不符合", "有问题", "不当")
+"""Starts of the reference's negation words (their optional suffixes do not change where they start)."""
 _NEG = _alt(
     ["错误(?:的|说法|选项|叙述|描述|陈述)?", "不正确(?:的)?", "不对", "无效", "不合理", "不符合", "有问题", "不当"]
 )
 _NEG_QUESTION = regex.compile(rf"{_NEG}|(?:不是|不属于|不应被选为|不算是|不应该是){_GAP}(?:正确|合理|符合|应选)")
-_POSITIVE = [
-    regex.compile(rf"{_SUMMARY}{_GAP}{_ACTION}?{_GAP}{_VERB}{_GAP}{_OPTION}"),
-    regex.compile(rf"{_ACTION}{_GAP}{_VERB}{_GAP}{_OPTION}"),
-    regex.compile(rf"{_ACTION}{_GAP}{_VERB}?{_GAP}{_OPTION}{_VERB}?(?=[\s\S]*?{_CORRECT})"),
+_POSITIVE: list[tuple[regex.Pattern, tuple[str, ...]]] = [
+    (regex.compile(rf"{_SUMMARY}{_GAP}{_ACTION}?{_GAP}{_VERB}{_GAP}{_OPTION}"), ()),
+    (regex.compile(rf"{_ACTION}{_GAP}{_VERB}{_GAP}{_OPTION}"), ()),
+    (regex.compile(rf"{_ACTION}{_GAP}{_VERB}?{_GAP}{_OPTION}{_VERB}?"), _CORRECT_WORDS),
 ]
-_NEGATIVE = [
-    regex.compile(rf"{_SUMMARY}{_GAP}{_NEG}{_GAP}{_VERB}{_GAP}{_OPTION}"),
-    regex.compile(rf"{_ACTION}{_GAP}{_VERB}{_GAP}{_NEG}?{_GAP}{_OPTION}"),
-    regex.compile(rf"{_ACTION}{_GAP}{_VERB}?{_GAP}{_OPTION}(?=[\s\S]*?{_NEG})"),
+"""The positive cascade: each pattern with the words one of which must start after the match (none: no condition)."""
+_NEGATIVE: list[tuple[regex.Pattern, tuple[str, ...]]] = [
+    (regex.compile(rf"{_SUMMARY}{_GAP}{_NEG}{_GAP}{_VERB}{_GAP}{_OPTION}"), ()),
+    (regex.compile(rf"{_ACTION}{_GAP}{_VERB}{_GAP}{_NEG}?{_GAP}{_OPTION}"), ()),
+    (regex.compile(rf"{_ACTION}{_GAP}{_VERB}?{_GAP}{_OPTION}"), _NEG_WORDS),
 ]
+"""The wrong-option cascade, in the same form."""
 _BARE_OPTION = regex.compile(r"[A-Da-d](?![A-Za-z0-9])")
 
 
 def extract_option(pred: str, question: str = "", cushion: bool = True) -> str | None:
     """SingleOptionMatch: the option letter (upper case) the answer commits to, or ``None`` (§2.1)."""
     cascade = _NEGATIVE if _NEG_QUESTION.search(question) else _POSITIVE
-    for pattern in cascade:
-        found = pattern.search(pred)
+    for pattern, later in cascade:
+        end = max(pred.rfind(word) for word in later) if later else len(pred)
+        found = pattern.search(pred, 0, end) if end >= 0 else None
         if found:
             return found.group("option").upper()
     if cushion:

@@ -1,15 +1,26 @@
 """televal scorer: spec D_benchmarks_1 §2 synthetic tests (V4, V5), Caption Trap (§2.4), validation."""
 
 import json
+import time
+from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
+import regex
 from pydantic import TypeAdapter, ValidationError
 
 from service.errors import InvalidInput
 from service.registry import SCORERS
 from service.scoring import televal
-from service.scoring.televal_text import extract_option, meta_audio_mention, tokenize
+from service.scoring import televal_text as tt
+from service.scoring.televal_text import (
+    alias_matches,
+    extract_option,
+    meta_audio_mention,
+    token_string,
+    tokenize,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -237,3 +248,98 @@ def test_dataset_must_have_one_eval_task():
 def test_schema_rejects_bad_values(model, data):
     with pytest.raises(ValidationError):
         model.model_validate(data)
+
+
+def _upstream_cascades() -> tuple[list, list]:
+    """The reference's SingleOptionMatch patterns as written upstream: greedy gaps and scanning lookaheads."""
+    gap = r"[\s，。、：,.:]*"
+    correct = "(?:正确|最佳|合适|唯一|准确|合理|首选|正确答案)"
+    s, a, v, o, neg = tt._SUMMARY, tt._ACTION, tt._VERB, tt._OPTION, tt._NEG
+    positive = [
+        rf"{s}{gap}{a}?{gap}{v}{gap}{o}",
+        rf"{a}{gap}{v}{gap}{o}",
+        rf"{a}{gap}{v}?{gap}{o}{v}?(?=[\s\S]*?{correct})",
+    ]
+    negative = [
+        rf"{s}{gap}{neg}{gap}{v}{gap}{o}",
+        rf"{a}{gap}{v}{gap}{neg}?{gap}{o}",
+        rf"{a}{gap}{v}?{gap}{o}(?=[\s\S]*?{neg})",
+    ]
+    return [regex.compile(p) for p in positive], [regex.compile(p) for p in negative]
+
+
+def _upstream_extract(pred: str, negation: bool) -> str | None:
+    positive, negative = _upstream_cascades()
+    for pattern in negative if negation else positive:
+        found = pattern.search(pred)
+        if found:
+            return found.group("option").upper()
+    letters = {c.upper() for c in regex.findall(r"[A-Da-d](?![A-Za-z0-9])", pred)}
+    return letters.pop() if len(letters) == 1 else None
+
+
+_FRAGMENTS = [
+    *["综上所述", "所以", "因此", "结论是", "答案", "选项", "正确选项", "应该", "最可能"],
+    *["是", "为", "选", "应是", "可能是", "是最合适的", "就是"],
+    *["正确", "最佳", "合适", "正确答案", "错误", "错误的", "不对", "不正确", "有问题"],
+    *["A", "b", "C", "D", "E", "Apple", "(", ")", "【", "】", "'"],
+    *[" ", "  ", "，", "。", ":", "、", "\n", "x", "1", "的", "我", "和"],
+]
+
+
+def test_linear_extractor_takes_every_upstream_decision():
+    """Possessive gaps and the ``endpos`` cut replace the reference's backtracking: same letter on every answer."""
+    rng = np.random.default_rng(12)
+    decided = 0
+    for _ in range(3000):
+        pred = "".join(rng.choice(_FRAGMENTS, size=int(rng.integers(1, 14))))
+        for question, negation in (("下列说法正确的是哪一项？", False), ("下列说法错误的是哪一项？", True)):
+            expected = _upstream_extract(pred, negation)
+            assert extract_option(pred, question) == expected, (pred, question)
+            decided += expected is not None
+    assert decided > 1500  # the random answers exercise the cascades, not only the None path
+
+
+def _slowest_ratio(make: Callable[[int], str], question: str) -> float:
+    """Best-of-five time at 20 000 characters over best-of-five at 2 000: ~10 when linear, ~100 when quadratic."""
+
+    def best(text: str) -> float:
+        times = []
+        for _ in range(5):
+            start = time.perf_counter()
+            extract_option(text, question)
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    return best(make(20_000)) / best(make(2_000))
+
+
+@pytest.mark.parametrize(
+    ("make", "question"),
+    [
+        (lambda n: "所以" + " " * n, ""),  # summary word + a gap run: the reference splits it O(n²) ways
+        (lambda n: "答案" + "，" * n, ""),  # answer word + a gap run
+        (lambda n: "答案A" * (n // 3), ""),  # n/3 candidates, each rescanning the rest for a "correct" word
+        (lambda n: "答案A" * (n // 3), "哪项是错误的"),  # the same for the negation lookahead
+    ],
+)
+def test_option_extraction_time_grows_linearly(make, question):
+    # the upstream patterns took 4x longer per 2x here (0.06 s at 2 000 characters, 0.23 s at 4 000)
+    assert _slowest_ratio(make, question) < 30.0
+
+
+def test_single_option_match_upstream_decisions_from_the_issue():
+    neg, pos = "下列说法错误的是哪一项？", "下列说法正确的是哪一项？"
+    answer = "所以错误的是C，正确选项是A"
+    assert extract_option(answer, neg) == "C"  # negation question: the wrong-option cascade picks C
+    assert extract_option(answer, pos) == "A"  # the positive cascade would pick A
+    assert extract_option("答案是Apple", pos) is None  # the letter must not run on into a word
+    assert extract_option("答案是 (B)", pos) == "B"
+    assert extract_option("答案是\n\n\n\nD", pos) == "D"  # gaps span whitespace and CJK punctuation
+
+
+def test_exist_match_needs_whole_tokens():
+    assert not alias_matches(token_string("I concatenate strings"), "cat")
+    assert alias_matches(token_string("the cat sat"), "cat")
+    assert alias_matches(token_string("他来自北京。"), "北京")  # CJK: one token per ideograph
+    assert not alias_matches(token_string("New York"), "newyork")
