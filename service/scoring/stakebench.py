@@ -76,7 +76,12 @@ class Params(StrictModel):
         0.05, gt=0.0, lt=1.0, description="T3: a label is 'used' when its predicted share is >= tau."
     )
     collapse_max_labels: int = Field(2, ge=1, le=3, description="T3: collapsed when labels_used <= this.")
-    dead_band: float = Field(0.0, ge=0.0, le=0.5, description="T4: |Δp| <= dead_band is FLAT.")
+    dead_band: float = Field(
+        0.0,
+        ge=0.0,
+        le=0.5,
+        description="T4: |Δp| <= dead_band is FLAT (a move within 1e-9 of the band is equal to it).",
+    )
     flat_policy: Literal["exclude", "class"] = Field(
         "exclude", description="T4: FLAT truths excluded from accuracy, or scored as their own class."
     )
@@ -135,9 +140,15 @@ def collapse_diagnostics(pred: np.ndarray, tau: float, max_labels: int) -> dict[
     }
 
 
+BAND_TOLERANCE = 1e-9
+"""A move within this of the dead band counts as equal to it: differences of decimal odds carry rounding
+(0.51 - 0.50 = 0.010000000000000009 but 0.11 - 0.10 = 0.009999999999999995), far below any quoted tick."""
+
+
 def directions(delta: np.ndarray, dead_band: float) -> np.ndarray:
-    """UP / DOWN / FLAT of a probability change with dead band ε (|Δ| <= ε is FLAT)."""
-    return np.where(delta > dead_band, "UP", np.where(delta < -dead_band, "DOWN", "FLAT"))
+    """UP / DOWN / FLAT of a probability change with dead band ε: ``|Δ| <= ε`` (to :data:`BAND_TOLERANCE`) is FLAT."""
+    band = dead_band + BAND_TOLERANCE
+    return np.where(delta > band, "UP", np.where(delta < -band, "DOWN", "FLAT"))
 
 
 def _clustered(correct: np.ndarray, clusters: Sequence[str]) -> float | None:

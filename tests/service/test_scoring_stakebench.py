@@ -175,3 +175,47 @@ def test_domain_errors(key, pred, loc):
 def test_schema_rejects_bad_values(model, data):
     with pytest.raises(ValidationError):
         model.model_validate(data)
+
+
+def _one_cent_market(step_cents: int) -> tuple[list, list]:
+    """T4 items on 1-cent odds k/100 -> (k + step)/100, with the same move before the comment; the model
+    forecasts ``p_next`` exactly."""
+    key, pred = [], []
+    for k in range(1, 99 - step_cents):
+        p_prev, p_now, p_next = (k - step_cents) / 100 if k > step_cents else 0.0, k / 100, (k + step_cents) / 100
+        item = f"o{k}"
+        key.append(sb.AnswerKeyItem(item_id=item, task="odds_projection", p_prev=p_prev, p_now=p_now, p_next=p_next))
+        pred.append(sb.PredictionItem(item_id=item, p_next=p_next))
+    return key, pred
+
+
+def test_a_move_equal_to_the_dead_band_is_flat_whatever_the_rounding():
+    # 0.51 - 0.50 = 0.010000000000000009 > 0.01 but 0.11 - 0.10 = 0.009999999999999995: both are one cent
+    assert set(sb.directions(np.arange(1, 100) / 100 - np.arange(0, 99) / 100, 0.01).tolist()) == {"FLAT"}
+    assert set(sb.directions(np.arange(0, 99) / 100 - np.arange(1, 100) / 100, 0.01).tolist()) == {"FLAT"}
+    key, pred = _one_cent_market(1)
+    odds = sb.score(key, pred, sb.Params(dead_band=0.01, flat_policy="class"))["breakdown"]["odds_projection"]
+    assert odds["n_flat_truth"] == len(key)  # labels: every one-cent move is FLAT
+    # momentum baseline (p_prev -> p_now) and forecasts (p_now -> p_next): FLAT too, so both match every label
+    assert odds["overall"]["accuracy"] == {"model": 1.0, "momentum": 1.0, "favourite_drift": 0.0}
+    key, pred = _one_cent_market(2)  # two cents: above the band, every move is UP
+    odds = sb.score(key, pred, sb.Params(dead_band=0.01))["breakdown"]["odds_projection"]
+    assert odds["n_flat_truth"] == 0 and odds["overall"]["accuracy"]["model"] == 1.0
+
+
+def test_no_move_is_flat_without_a_dead_band():
+    delta = np.array([0.3 - 0.3, 0.0, -0.0, 1e-6, -1e-6])
+    assert sb.directions(delta, 0.0).tolist() == ["FLAT", "FLAT", "FLAT", "UP", "DOWN"]
+    key = [sb.AnswerKeyItem(item_id="a", task="odds_projection", p_prev=0.4, p_now=0.4, p_next=0.4)]
+    odds = sb.score(key, [sb.PredictionItem(item_id="a", direction="FLAT")], sb.Params(flat_policy="class"))
+    assert odds["breakdown"]["odds_projection"]["overall"]["accuracy"]["model"] == 1.0
+
+
+def test_missing_commitment_answer_counts_as_wrong():
+    key = [sb.AnswerKeyItem(item_id=f"c{j}", task="commitment", committed=j % 2 == 0) for j in range(4)]
+    pred = [sb.PredictionItem(item_id=f"c{j}", committed=j % 2 == 0) for j in range(3)]  # c3 unanswered
+    out = sb.score(key, pred, sb.Params())
+    assert _v(out, "commitment_accuracy") == 0.75
+    assert [r["value"] for r in out["item_scores"]] == [1.0, 1.0, 1.0, 0.0]
+    # gold [T,F,T,F], answers [T,F,T,wrong = T]: TP 2, TN 1, FP 1, FN 0; MCC (2 - 0)/sqrt(3·2·2·1)
+    assert _v(out, "commitment_mcc") == pytest.approx(2 / np.sqrt(12))
