@@ -7,7 +7,7 @@ from operator import attrgetter
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import AfterValidator, Field
 
 from service.errors import Degenerate, InvalidInput
 from service.stats import check_budget, factorize
@@ -17,7 +17,15 @@ ItemId = Annotated[
     str, Field(min_length=1, max_length=128, description="Item identifier, unique within the answer key.")
 ]
 Label = Annotated[str, Field(min_length=1, max_length=64)]
-Letter = Annotated[str, Field(pattern=r"^[A-Z]$", description="An option letter A-Z (case-sensitive).")]
+Letter = Annotated[
+    str,
+    Field(
+        pattern=r"^\s*[A-Z]\s*$",
+        max_length=16,
+        description="An option letter A-Z (case-sensitive); surrounding whitespace is stripped.",
+    ),
+    AfterValidator(str.strip),
+]
 Text = Annotated[str, Field(max_length=8000)]
 
 

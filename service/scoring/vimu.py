@@ -135,9 +135,24 @@ class Params(BootstrapParams):
 
 METRICS = {
     "oe": MetricInfo(True, (0.0, 100.0), "Open-ended: mean normalised judge score (total+6)/15·100, missing = 0."),
-    "eg": MetricInfo(True, (0.0, 100.0), "Evidence grounding: mean multi-select score ×100, missing = 0."),
-    "rm": MetricInfo(True, (0.0, 100.0), "Rhetoric mechanisms: mean multi-select score ×100, missing = 0."),
-    "sv": MetricInfo(True, (0.0, 100.0), "Social value signals: mean multi-select score ×100, missing = 0."),
+    "eg": MetricInfo(
+        True,
+        (0.0, 100.0),
+        "Evidence grounding: mean multi-select score ×100 over all items, missing = 0 (breakdown.tasks.EG: "
+        "avg_score_100 and its rates are over the answered items, n_predicted).",
+    ),
+    "rm": MetricInfo(
+        True,
+        (0.0, 100.0),
+        "Rhetoric mechanisms: mean multi-select score ×100 over all items, missing = 0 (breakdown.tasks.RM: "
+        "avg_score_100 and its rates are over the answered items, n_predicted).",
+    ),
+    "sv": MetricInfo(
+        True,
+        (0.0, 100.0),
+        "Social value signals: mean multi-select score ×100 over all items, missing = 0 (breakdown.tasks.SV: "
+        "avg_score_100 and its rates are over the answered items, n_predicted).",
+    ),
     "ssu_avg": MetricInfo(True, (0.0, 100.0), "SSU-Avg = mean(RM, SV)."),
     "all_avg": MetricInfo(True, (0.0, 100.0), "All-Avg = mean(OE, EG, RM, SV) (leaderboard metric)."),
 }
@@ -244,15 +259,25 @@ def _pred_arrays(
 
 
 def _ms_summary(sel: np.ndarray, gold: np.ndarray, opts: np.ndarray, score: np.ndarray, has: np.ndarray) -> dict:
-    """Multi-select task summary (reference fields over answered items) and chance references."""
+    """Multi-select task summary and chance references.
+
+    ``avg_score_100`` and its sibling rates and counts are over the answered items (``n_predicted``, the
+    reference's denominator); ``score_100_missing_as_zero`` is over all ``n`` items (the task metric).
+    """
     n_pred = int(has.sum())
     pred_count = np.bitwise_count(sel[has]).astype(np.float64)
     gold_count = np.bitwise_count(gold).astype(np.float64)
     answered = score[has]
-    summary: dict[str, Any] = {"n": int(score.size), "n_predicted": n_pred, "avg_score_100": 100.0 * score.mean()}
+    summary: dict[str, Any] = {
+        "n": int(score.size),
+        "n_predicted": n_pred,
+        "rates_over": "n_predicted",
+        "score_100_missing_as_zero": 100.0 * float(score.mean()),
+    }
     if n_pred:
         avg_pred, avg_gold = float(pred_count.mean()), float(gold_count[has].mean())
         summary |= {
+            "avg_score_100": 100.0 * float(answered.mean()),
             "exact_match_rate": float(np.mean(answered == 1.0)),
             "zero_score_rate": float(np.mean(answered == 0.0)),
             "exact_set_match_rate": float(np.mean(sel[has] == gold[has])),
@@ -280,6 +305,7 @@ def _oe_summary(total: np.ndarray, verdicts: list[str | None], n: int, n_errors:
         "n": n,
         "n_judged": int(total.size),
         "n_errors": n_errors,
+        "rates_over": "n_judged",
         "score_100_missing_as_zero": float(values.mean()),
     }
     if total.size:

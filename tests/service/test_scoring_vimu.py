@@ -198,3 +198,34 @@ def test_bootstrap_budget_is_enforced():
 def test_schema_rejects_bad_values(model, data):
     with pytest.raises(ValidationError):
         model.model_validate(data)
+
+
+def test_option_letters_are_stripped_of_surrounding_whitespace():
+    key = vimu.AnswerKeyItem.model_validate(
+        {"item_id": "e", "task": "EG", "options": [" A", "B ", "\tC\n"], "correct_options": ["A ", " C"]}
+    )
+    assert key.options == ["A", "B", "C"] and key.correct_options == ["A", "C"]
+    pred = vimu.PredictionItem.model_validate({"item_id": "e", "selected_options": [" A", "A"]})
+    assert pred.selected_options == ["A", "A"]
+    assert vimu.score([key], [pred], vimu.Params())["scores"]["eg"]["value"] == 50.0  # {A} of gold {A, C}
+    for bad in ("A B", " a ", "", "AB"):  # stripping never joins, case-folds or invents a letter
+        with pytest.raises(ValidationError):
+            vimu.PredictionItem.model_validate({"item_id": "e", "selected_options": [bad]})
+
+
+def test_task_summary_rates_share_one_denominator():
+    key = [_eg("a", "A"), _eg("b", "AB"), _eg("c", "C"), _eg("d", "D")]
+    pred = [
+        vimu.PredictionItem(item_id="a", selected_options=["A"]),  # 1
+        vimu.PredictionItem(item_id="b", selected_options=["A"]),  # 0.5
+        vimu.PredictionItem(item_id="c", selected_options=["D"]),  # 0
+    ]  # d unanswered
+    out = vimu.score(key, pred, vimu.Params(n_resamples=0))
+    eg = out["breakdown"]["tasks"]["EG"]
+    assert eg["rates_over"] == "n_predicted" and eg["n_predicted"] == 3 and eg["n"] == 4
+    assert eg["avg_score_100"] == pytest.approx(50.0)  # (100 + 50 + 0) / 3 answered items
+    assert (eg["exact_match_rate"], eg["zero_score_rate"]) == pytest.approx((1 / 3, 1 / 3))
+    assert eg["avg_pred_option_count"] == 1.0 and eg["avg_gold_option_count"] == pytest.approx(4 / 3)
+    assert eg["score_100_missing_as_zero"] == pytest.approx(37.5) == out["scores"]["eg"]["value"]  # over all 4
+    none = vimu.score(key, [], vimu.Params(n_resamples=0))["breakdown"]["tasks"]["EG"]
+    assert "avg_score_100" not in none and none["score_100_missing_as_zero"] == 0.0
