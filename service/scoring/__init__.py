@@ -1,5 +1,5 @@
 """Scorer modules; importing this package registers every scorer."""
 
-from service.scoring import film_mcq, stakebench, televal, vimu, zbb
+from service.scoring import film_mcq, stakebench, televal, ubench, vimu, zbb
 
-__all__ = ["film_mcq", "stakebench", "televal", "vimu", "zbb"]
+__all__ = ["film_mcq", "stakebench", "televal", "ubench", "vimu", "zbb"]
