@@ -89,13 +89,13 @@ def test_standard_errors_v11_and_binomial_form():
 
 def test_binomial_tail_v7_equals_hand_sum():
     hand = sum(comb(10, i) * 0.25**i * 0.75 ** (10 - i) for i in range(6, 11))
-    assert binom_tail_ge(6, 10, 0.25) == pytest.approx(hand, rel=1e-12)
+    assert binom_tail_ge(6, 10, 0.25) == pytest.approx(hand, rel=1e-12, abs=0)
     assert binom_tail_ge(6, 10, 0.25) == pytest.approx(0.019728, abs=5e-7)  # V7
     assert binom_tail_ge(0, 10, 0.25) == 1.0 and binom_tail_ge(11, 10, 0.25) == 0.0
 
 
 def test_binomial_scale_checks_from_spec_section_4():
-    assert binom_tail_ge(122, 200, 0.25) == pytest.approx(5.7e-27, rel=0.01)  # 61% at n=200
+    assert binom_tail_ge(122, 200, 0.25) == pytest.approx(5.7e-27, rel=0.01, abs=0)  # 61% at n=200
     assert binom_two_sided(135, 500, 0.25) == pytest.approx(0.30, abs=0.005)  # 27% at n=500
 
 
@@ -109,7 +109,7 @@ def _enumerate_tail(p: list[float], k: int) -> float:
 
 def test_poisson_binomial_v8_matches_enumeration():
     p = [1 / k for k in (4, 4, 5, 5, 2)]
-    assert poisson_binomial_tail_ge(3, p) == pytest.approx(_enumerate_tail(p, 3), rel=1e-12)
+    assert poisson_binomial_tail_ge(3, p) == pytest.approx(_enumerate_tail(p, 3), rel=1e-12, abs=0)
     assert poisson_binomial_tail_ge(3, p) == pytest.approx(0.12875, abs=1e-12)  # V8 (exact rational)
 
 
@@ -121,15 +121,15 @@ def test_poisson_binomial_matches_log_space_recursion_deep_in_the_tail():
         exact_ge = np.exp(logsumexp(lp[k:]))
         exact_le = np.exp(logsumexp(lp[: k + 1]))
         # relative 1e-9: tails down to ~1e-174 keep full precision thanks to exponential tilting
-        assert poisson_binomial_tail_ge(k, p) == pytest.approx(exact_ge, rel=1e-9)
-        assert poisson_binomial_tail_le(k, p) == pytest.approx(min(exact_le, 1.0), rel=1e-9)
+        assert poisson_binomial_tail_ge(k, p) == pytest.approx(exact_ge, rel=1e-9, abs=0)
+        assert poisson_binomial_tail_le(k, p) == pytest.approx(min(exact_le, 1.0), rel=1e-9, abs=0)
 
 
 def test_poisson_binomial_grouped_form_and_single_group():
     assert poisson_binomial_tail_ge(30, [0.25, 0.2], [60, 40]) == pytest.approx(
-        poisson_binomial_tail_ge(30, [0.25] * 60 + [0.2] * 40), rel=1e-12
+        poisson_binomial_tail_ge(30, [0.25] * 60 + [0.2] * 40), rel=1e-12, abs=0
     )
-    assert poisson_binomial_tail_ge(40, [0.25] * 100) == pytest.approx(binom_tail_ge(40, 100, 0.25), rel=1e-12)
+    assert poisson_binomial_tail_ge(40, [0.25] * 100) == pytest.approx(binom_tail_ge(40, 100, 0.25), rel=1e-12, abs=0)
 
 
 def test_poisson_binomial_certain_and_impossible_trials():
@@ -146,7 +146,7 @@ def test_poisson_binomial_two_sided_minimum_likelihood():
     pmf = np.exp(_log_pmf_dp(p))
     for k in range(p.size + 1):
         expected = pmf[pmf <= pmf[k] * (1 + 1e-7)].sum()
-        assert poisson_binomial_two_sided(k, p) == pytest.approx(min(1.0, expected), rel=1e-10)
+        assert poisson_binomial_two_sided(k, p) == pytest.approx(min(1.0, expected), rel=1e-10, abs=0)
     assert poisson_binomial_two_sided(135, [0.25] * 500) == pytest.approx(binomtest(135, 500, 0.25).pvalue)
 
 
@@ -161,7 +161,7 @@ def test_cluster_robust_se_v9_and_relabelling_invariance():
     codes, names = factorize(films)
     assert names == ["A", "B", "C"]
     assert cluster_robust_se(correct, codes) == pytest.approx(0.21071, abs=5e-6)  # V9
-    assert cluster_robust_se(correct, 2 - codes) == pytest.approx(cluster_robust_se(correct, codes), rel=1e-14)
+    assert cluster_robust_se(correct, 2 - codes) == pytest.approx(cluster_robust_se(correct, codes), rel=1e-14, abs=0)
     with pytest.raises(Degenerate):
         cluster_robust_se(correct, np.zeros(10, dtype=np.int64))
 
@@ -170,7 +170,7 @@ def test_cluster_robust_se_with_singleton_clusters_is_the_hc1_form():
     rng = np.random.default_rng(2)
     x = rng.integers(0, 2, 50).astype(float)
     expected = np.sqrt(50 / 49 * np.sum((x - x.mean()) ** 2)) / 50  # G = N clusters of one item
-    assert cluster_robust_se(x, np.arange(50)) == pytest.approx(expected, rel=1e-12)
+    assert cluster_robust_se(x, np.arange(50)) == pytest.approx(expected, rel=1e-12, abs=0)
 
 
 def test_mcnemar_exact_spec_value_and_symmetry():
@@ -219,7 +219,7 @@ def test_bootstrap_replicates_have_the_bootstrap_standard_error(kind):
     reps = bootstrap_means(x, 4_000, np.random.default_rng(5))
     expected_sd = x.std() / np.sqrt(n)  # bootstrap law of the mean: sd(x, ddof=0)/sqrt(n)
     # B = 4000: the replicate SD has relative MC error ~1/sqrt(2B) = 1.1%; the mean ~sd/63
-    assert reps.std(ddof=1) == pytest.approx(expected_sd, rel=0.05)
+    assert reps.std(ddof=1) == pytest.approx(expected_sd, rel=0.05, abs=0)
     assert reps.mean() == pytest.approx(x.mean(), abs=4 * expected_sd / np.sqrt(4_000))
 
 
@@ -262,3 +262,93 @@ def test_z_value_stays_finite_next_to_one():
     assert 8.0 < z < 9.0
     low, high = wilson(5, 10, 0.9999999999999999)
     assert 0.0 <= low < 0.5 < high <= 1.0
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, -0.5, 1.5])
+def test_z_value_rejects_levels_outside_the_open_unit_interval(confidence):
+    with pytest.raises(Degenerate) as err:
+        z_value(confidence)
+    assert err.value.loc == ("confidence",)
+
+
+def test_wilson_rejects_an_empty_sample_and_negative_counts():
+    with pytest.raises(Degenerate) as err:
+        wilson(0, 0)
+    assert err.value.loc == ("n",)
+    with pytest.raises(Degenerate) as err:
+        wilson(-1, 5)
+    assert err.value.loc == ("k",)
+    with pytest.raises(Degenerate):
+        binomial_se(0, 0)
+    # the boundaries are accepted: k = 0 and k = n
+    assert wilson(0, 1)[0] == 0.0 and wilson(1, 1)[1] == 1.0
+
+
+def test_wilson_hand_computation_off_the_boundary():
+    z = 1.959963984540054
+    k, n = 3, 7
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert wilson(k, n) == pytest.approx((centre - half, centre + half), rel=1e-14, abs=0)
+
+
+def test_cluster_robust_se_is_unchanged_by_empty_cluster_codes():
+    correct = np.array([1, 1, 0, 1, 0, 1, 0, 0, 1, 1], dtype=float)
+    codes = np.array([0] * 4 + [1] * 4 + [2] * 2)
+    base = cluster_robust_se(correct, codes)
+    assert base == pytest.approx(0.21071, abs=5e-6)  # V9: G = 3 films
+    gapped = np.where(codes == 2, 5, codes)  # codes 2, 3, 4 unused
+    assert cluster_robust_se(correct, gapped) == pytest.approx(base, rel=1e-14, abs=0)
+    assert cluster_robust_se(correct, codes, n_clusters=9) == pytest.approx(base, rel=1e-14, abs=0)
+    # hand: p̂ = 0.6; residuals c_g − p̂ n_g = 3 − 2.4, 1 − 2.4, 2 − 1.2; sqrt(3/2 · 2.96)/10
+    assert base == pytest.approx(math.sqrt(1.5 * (0.6**2 + 1.4**2 + 0.8**2)) / 10, rel=1e-14, abs=0)
+    with pytest.raises(Degenerate):  # one non-empty cluster among several codes is still one cluster
+        cluster_robust_se(correct, np.full(10, 3), n_clusters=5)
+    with pytest.raises(Degenerate):
+        cluster_robust_se(correct, codes[:-1])
+
+
+def test_paired_bootstrap_reports_the_replicates_statistics():
+    rng = np.random.default_rng(13)
+    a, b = rng.normal(size=300), rng.normal(0.1, 1.0, size=300)
+    out = paired_bootstrap(a, b, 400, seed=5, confidence=0.9)
+    reps = bootstrap_means(a - b, 400, np.random.default_rng(5))
+    assert out["se"] == float(np.std(reps, ddof=1)) and out["se"] != float(np.std(reps, ddof=0))
+    assert (out["ci_low"], out["ci_high"]) == percentile_interval(reps, 0.9)
+    assert out["p_value"] == min(1.0, 2.0 * min(float(np.mean(reps <= 0)), float(np.mean(reps >= 0))))
+    assert out["mean_diff"] == pytest.approx(float(np.mean(a - b)), rel=1e-14, abs=0)
+    assert bootstrap_mean_ci(a, 400, seed=5, confidence=0.9) == (
+        *percentile_interval(bootstrap_means(a, 400, np.random.default_rng(5)), 0.9),
+        float(np.std(bootstrap_means(a, 400, np.random.default_rng(5)), ddof=1)),
+    )
+
+
+def test_bootstrap_replicate_means_are_exact_sums_of_the_values_over_n():
+    rng = np.random.default_rng(14)
+    n = 320
+    graded = rng.choice([0.0, 1.0, 2.0, 5.0], size=n)  # 4 values <= n/32: the multinomial path
+    reps = bootstrap_means(graded, 2_000, np.random.default_rng(15))
+    sums = reps * n
+    assert np.max(np.abs(sums - np.round(sums))) < 1e-9  # a sum of n values from {0, 1, 2, 5}, over n
+    assert reps.min() >= 0.0 and reps.max() <= 5.0
+    assert reps.mean() == pytest.approx(graded.mean(), abs=4 * graded.std() / np.sqrt(n * 2_000))
+    assert reps.std(ddof=1) == pytest.approx(graded.std() / np.sqrt(n), rel=0.08)  # B = 2000: MC error ~1.6%
+    binary = np.where(rng.random(n) < 0.3, 0.25, 0.75)  # two values: a + (b - a)·Binomial(n, p̂)/n
+    hits = (bootstrap_means(binary, 2_000, np.random.default_rng(16)) - 0.25) / 0.5 * n
+    assert np.max(np.abs(hits - np.round(hits))) < 1e-9 and hits.min() >= 0 and hits.max() <= n
+    assert bootstrap_means(np.full(5, 2.5), 3, np.random.default_rng(0)).tolist() == [2.5, 2.5, 2.5]
+    with pytest.raises(Degenerate):
+        bootstrap_means([], 10, np.random.default_rng(0))
+
+
+def test_deep_tails_keep_their_relative_precision():
+    # P(X >= 300 | 300 trials with p = 1/K_i): the product of the p_i, about 1e-174 here
+    rng = np.random.default_rng(1)
+    p = 1.0 / rng.integers(2, 7, 300)
+    exact = math.exp(float(np.log(p).sum()))
+    assert exact < 1e-150
+    assert poisson_binomial_tail_ge(300, p) == pytest.approx(exact, rel=1e-12, abs=0)
+    assert poisson_binomial_tail_ge(300, p) != pytest.approx(3.7e-46, rel=1e-6, abs=0)
+    assert binom_tail_ge(200, 200, 0.25) == pytest.approx(0.25**200, rel=1e-12, abs=0)  # 3.9e-121
+    assert poisson_binomial_tail_le(0, p) == pytest.approx(math.exp(float(np.log1p(-p).sum())), rel=1e-12, abs=0)
