@@ -1,5 +1,6 @@
 # estibench service image: installs through scripts/install.sh (the same script as `make serve`),
-# runs as a non-root user, migrates the database before starting uvicorn.
+# runs as a non-root user, migrates the database, then starts the API (uvicorn --factory) and the worker through
+# scripts/serve.sh.
 FROM python:3.11-slim
 
 ENV PYTHONDONTWRITEBYTECODE=1 \

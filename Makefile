@@ -5,7 +5,7 @@ export ESTIBENCH_DATABASE_URL ?= sqlite:///./estibench.db
 PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 PYTEST_ARGS ?=
 
-.PHONY: install install-dev serve worker migrate test test-postgres lint format openapi bench backup clean
+.PHONY: install install-dev serve worker migrate test test-postgres mutation lint format openapi bench backup clean
 
 install:
 	sh scripts/install.sh $(VENV)
@@ -22,7 +22,7 @@ serve: migrate
 # A job worker alone (e.g. on another machine, with ESTIBENCH_DATABASE_URL=postgresql+psycopg://… and
 # ESTIBENCH_REDIS_URL=redis://…).
 worker: migrate
-	$(PY) -m api.worker
+	$(PY) -m worker
 
 # Consistent copy of the live SQLite store: make backup BACKUP=backups/estibench-YYYYMMDD.db
 BACKUP ?= backups/estibench-$(shell date +%Y%m%d-%H%M%S).db
@@ -34,6 +34,18 @@ test: install-dev
 
 test-postgres: install-dev
 	ESTIBENCH_TEST_DATABASE_URL=$(PG_TEST_URL) $(PY) -m pytest tests/db tests/api $(PYTEST_ARGS)
+
+# Mutation testing with mutmut (slow: not part of `make test` or CI; docs/testing.md). Runs on a copy of the
+# working tree in MUTATION_DIR, scoped by [tool.mutmut] in pyproject.toml; MUTANTS picks mutants by name glob,
+# e.g. make mutation MUTANTS='service.stats.tails.*'. Inspect: cd $(MUTATION_DIR) && mutmut show <name>.
+MUTATION_DIR ?= /tmp/estibench-mutation
+MUTANTS ?=
+MUTATION_JOBS ?= 2
+mutation: install-dev
+	rm -rf $(MUTATION_DIR) && mkdir -p $(MUTATION_DIR)
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - | tar -xf - -C $(MUTATION_DIR)
+	cd $(MUTATION_DIR) && $(abspath $(VENV))/bin/mutmut run --max-children $(MUTATION_JOBS) $(MUTANTS)
+	cd $(MUTATION_DIR) && $(abspath $(VENV))/bin/mutmut results
 
 lint: install-dev
 	$(VENV)/bin/ruff check .

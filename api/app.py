@@ -1,18 +1,17 @@
-"""Application factory: ``create_app(settings=None)`` and the module-level ``app`` (ARCHITECTURE §2)."""
+"""The application factory ``create_app(settings=None)``; uvicorn starts it with ``--factory``
+(``uvicorn api.app:create_app --factory``). Importing this module builds nothing."""
 
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+import anyio
 from fastapi import FastAPI
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
-from api import logs, problems
-from api.auth import ensure_bootstrap_admin
-from api.execution import CODE_VERSION
-from api.fastpath import CachedRunMiddleware
-from api.jobs import JobContext
+from api import problems
+from api.fastpath import EstimatorCallMiddleware
 from api.metrics import Metrics, MetricsMiddleware
 from api.metrics import router as metrics_router
 from api.middleware import RequestContextMiddleware
@@ -22,9 +21,12 @@ from api.ratelimit import RateLimitMiddleware
 from api.routers import api_keys, benchmarks, estimators, health, runs, scorers, submissions
 from api.routers import arrays as arrays_router
 from api.routers import jobs as jobs_router
-from api.settings import Settings
-from db.engine import make_engines
-from service.registry import load_all
+from service.registry import ESTIMATORS, load_all
+from usecases import logs
+from usecases.api_keys import ensure_bootstrap_admin
+from usecases.services import Services
+from usecases.settings import Settings
+from usecases.version import CODE_VERSION
 
 log = logging.getLogger("estibench.api")
 
@@ -35,40 +37,32 @@ Every error is an RFC 9457 `application/problem+json` body; 422 bodies list `err
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """Build the app for ``settings`` (default: from ``ESTIBENCH_*`` variables)."""
+    """Build the app for ``settings`` (default: from ``ESTIBENCH_*`` variables). Nothing touches the database or
+    the filesystem before the app starts (its lifespan)."""
     settings = settings or Settings()
     logs.configure(settings.log_level, settings.log_json)
     load_all()
-    engines = make_engines(settings.database_url, synchronous=settings.sqlite_synchronous)
-
-    secret_key = settings.resolved_secret_key()
-    job_ctx = JobContext(settings, engines)
+    services = Services(settings)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         try:
-            ensure_bootstrap_admin(engines, secret_key, settings.admin_key)
+            await anyio.to_thread.run_sync(ensure_bootstrap_admin, services)
         except SQLAlchemyError:
             log.warning("could not store the bootstrap admin key (database unreachable or not migrated)")
-        reaper = job_ctx.start_reaper() if settings.queue == "auto" and settings.job_reaper_interval_s > 0 else None
+        run_reaper = settings.queue == "auto" and settings.job_reaper_interval_s > 0
+        stop_reaper = services.jobs.start_reaper() if run_reaper else None
         yield
-        if reaper is not None:
-            reaper()
-        engines.dispose()
+        if stop_reaper is not None:
+            stop_reaper()
+        services.dispose()
 
-    app = FastAPI(
-        title="estibench",
-        version=CODE_VERSION,
-        description=DESCRIPTION,
-        lifespan=lifespan,
-    )
+    app = FastAPI(title="estibench", version=CODE_VERSION, description=DESCRIPTION, lifespan=lifespan)
     app.state.settings = settings
-    app.state.engines = engines
-    app.state.secret_key = secret_key
-    app.state.jobs = job_ctx
-    app.state.metrics = Metrics(lambda: job_ctx)
+    app.state.services = services
+    app.state.metrics = Metrics(services.jobs)
     problems.install(app)
-    app.add_middleware(CachedRunMiddleware)
+    app.add_middleware(EstimatorCallMiddleware)
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=settings.max_body_bytes)
     app.add_middleware(
         RateLimitMiddleware,
@@ -88,20 +82,31 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(jobs_router.router)
     app.include_router(arrays_router.build_router(settings.max_array_bytes))
     app.include_router(metrics_router)
-    _register_problem_schema(app)
+    _complete_openapi(app)
     return app
 
 
-def _register_problem_schema(app: FastAPI) -> None:
-    """Complete the OpenAPI document: the shared ``Problem`` component, every 422 as a problem body (FastAPI's
-    default ``HTTPValidationError`` is not what we send), 500 on every operation, and 400/413/415/422 on every
-    operation that takes a body."""
+def _add_component(components: dict, name: str, schema: dict) -> None:
+    if components.setdefault(name, schema) != schema:
+        raise RuntimeError(f"two different OpenAPI schemas are both named {name!r}")
+
+
+def _complete_openapi(app: FastAPI) -> None:
+    """Complete the OpenAPI document: the estimator request bodies (the routes read the raw body, see
+    api/fastpath.py), the shared ``Problem`` component, every 422 as a problem body (FastAPI's default
+    ``HTTPValidationError`` is not what we send), 500 on every operation, and 400/413/415/422 on every operation
+    that takes a body."""
     original = app.openapi
 
     def openapi() -> dict:
         if app.openapi_schema is None:
             schema = original()
             components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for spec in ESTIMATORS.values():
+                params = spec.params_model.model_json_schema(ref_template="#/components/schemas/{model}")
+                for name, sub in params.pop("$defs", {}).items():
+                    _add_component(components, name, sub)
+                _add_component(components, estimators.params_component(spec), params)
             components["Problem"] = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(components["Problem"].pop("$defs", {}))
             for ops in schema["paths"].values():
@@ -117,6 +122,3 @@ def _register_problem_schema(app: FastAPI) -> None:
         return app.openapi_schema
 
     app.openapi = openapi  # type: ignore[method-assign]
-
-
-app = create_app()

@@ -1,11 +1,10 @@
-"""Large numeric arrays (ARCHITECTURE §3): npy uploads checked before any allocation, and ``{"array": ...}``.
+"""Reading ``POST /v1/arrays`` npy uploads, checked before any allocation.
 
 Upload: the npy header is parsed from the first bytes of the stream (``numpy.lib.format``), then the dtype
 whitelist, C order, the element cap, the byte cap and "declared size equals the bytes sent" are checked; only then
 is a buffer of exactly the declared size allocated. Pickles and object dtypes never pass the whitelist.
 The id is ``sha256:`` + the SHA-256 of the canonical npy file (version 1.0 header, as ``np.save`` writes it), so a
-client can compute it locally. References in params are replaced by read-only arrays after a vectorised check of
-the field's ``ArrayConstraints``; the params that form the cache key keep the reference.
+client can compute it locally. Storing uploads and resolving ``{"array": ...}`` references is usecases/arrays.py.
 """
 
 import ast
@@ -13,16 +12,11 @@ import hashlib
 import io
 import struct
 from collections.abc import AsyncIterator
-from typing import Annotated, Any, get_args, get_origin
 
 import numpy as np
 from numpy.lib import format as npy_format
 
 from api.problems import ApiError
-from db.engine import Engines
-from db.repositories import arrays as repo
-from service.errors import InvalidInput
-from service.types import ArrayConstraints, ArrayRef, StrictModel
 
 NPY_MEDIA_TYPE = "application/x-npy"
 DTYPES = ("<f8", "<f4", "<i8", "<i4", "|u1", "|b1")
@@ -129,69 +123,3 @@ def content_id(dtype: np.dtype, shape: tuple[int, ...], data: bytes | bytearray)
     h = hashlib.sha256(canonical_header(dtype, shape))
     h.update(data)
     return h.hexdigest()
-
-
-def _constraints(metadata: list[Any], annotation: Any) -> ArrayConstraints | None:
-    """The field's ``ArrayConstraints``: in its metadata, or inside its annotation (``array_param(...) | None``)."""
-    found = next((m for m in metadata if isinstance(m, ArrayConstraints)), None)
-    if found is not None:
-        return found
-    if get_origin(annotation) is Annotated:
-        found = _constraints(list(annotation.__metadata__), None)
-    for arg in get_args(annotation):
-        found = found or _constraints([], arg)
-    return found
-
-
-def _check(arr: np.ndarray, rules: ArrayConstraints, loc: tuple[str | int, ...]) -> np.ndarray:
-    """Vectorised checks of a referenced array against the field's rules; returns a read-only converted array."""
-    if arr.ndim != rules.ndim:
-        raise InvalidInput(f"expected a {rules.ndim}-dimensional array, got shape {list(arr.shape)}", loc=loc)
-    if arr.size < rules.min_size:
-        raise InvalidInput(f"the array needs at least {rules.min_size} elements", loc=loc)
-    kind = arr.dtype.kind
-    if rules.kind == "bool":
-        if kind != "b":
-            raise InvalidInput(f"expected a boolean array, got dtype {arr.dtype.str}", loc=loc)
-        out = arr
-    elif rules.kind == "int":
-        if kind not in "iu":
-            raise InvalidInput(f"expected an integer array, got dtype {arr.dtype.str}", loc=loc)
-        out = arr.astype(np.int64, copy=False)
-    else:
-        if kind not in "fiu":
-            raise InvalidInput(f"expected a numeric array, got dtype {arr.dtype.str}", loc=loc)
-        out = arr.astype(np.float64, copy=False)
-        if out.size and not np.isfinite(out).all():
-            raise InvalidInput("the array holds NaN or infinite values", loc=loc)
-    if out.size and rules.ge is not None and out.min() < rules.ge:
-        raise InvalidInput(f"array elements must be ≥ {rules.ge:g}", loc=loc)
-    if out.size and rules.le is not None and out.max() > rules.le:
-        raise InvalidInput(f"array elements must be ≤ {rules.le:g}", loc=loc)
-    out.flags.writeable = False
-    return out
-
-
-def load_array(engines: Engines, ref: ArrayRef, loc: tuple[str | int, ...]) -> np.ndarray:
-    sha = ref.array.removeprefix("sha256:")
-    with engines.read.connect() as conn:
-        stored = repo.load(conn, sha)
-    if stored is None:
-        raise InvalidInput(f"no uploaded array {ref.array!r}; upload it with POST /v1/arrays", loc=loc)
-    dtype, shape, data = stored
-    return np.frombuffer(data, dtype=np.dtype(dtype)).reshape(shape)
-
-
-def resolve(engines: Engines, params: StrictModel, loc: tuple[str | int, ...] = ()) -> StrictModel:
-    """``params`` with every ``ArrayRef`` (also in nested models) replaced by its checked array."""
-    updates: dict[str, Any] = {}
-    for name, field in type(params).model_fields.items():
-        value = getattr(params, name)
-        if isinstance(value, ArrayRef):
-            rules = _constraints(field.metadata, field.annotation) or ArrayConstraints("float")
-            updates[name] = _check(load_array(engines, value, (*loc, name)), rules, (*loc, name))
-        elif isinstance(value, StrictModel):
-            resolved = resolve(engines, value, (*loc, name))
-            if resolved is not value:
-                updates[name] = resolved
-    return params.model_copy(update=updates) if updates else params

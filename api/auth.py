@@ -1,120 +1,58 @@
-"""API keys (ARCHITECTURE §3 Auth): ``ek_<prefix>_<secret>`` tokens, stored as HMAC-SHA256, scoped, revocable.
+"""Credentials from request headers: ``Authorization: Bearer <key>`` or ``X-API-Key: <key>``.
 
-``Authorization: Bearer <key>`` or ``X-API-Key: <key>``. 401 without a valid key where one is required,
-403 when a scope (or ownership) is missing. The ``admin`` scope implies every other scope.
+A credential that is present but invalid (unknown, revoked, malformed, or another scheme such as Basic) is a 401
+on every route, including those open to anonymous callers; the key lookup itself is ``usecases.api_keys``.
 """
 
-import hashlib
-import hmac
-import secrets
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Annotated
 
 import anyio
 from fastapi import Depends, Request
 
-from api.problems import ApiError
-from db.engine import Engines
-from db.repositories import api_keys as repo
-from db.repositories.api_keys import ApiKeyRow
+from api.deps import ServicesDep
+from usecases.api_keys import Principal, authenticate
+from usecases.errors import Unauthorized
+from usecases.services import Services
 
-SCOPES = ("estimators:run", "benchmarks:write", "submissions:write", "admin")
-BOOTSTRAP_ADMIN_ID = "00000000-0000-0000-0000-000000000001"
-
-
-@dataclass(frozen=True)
-class Principal:
-    """The caller: the key's id and scopes."""
-
-    key_id: str
-    name: str
-    scopes: frozenset[str]
-
-    @property
-    def is_admin(self) -> bool:
-        return "admin" in self.scopes
-
-    def has(self, scope: str) -> bool:
-        return self.is_admin or scope in self.scopes
+SCHEME_HINT = "use 'Authorization: Bearer <key>' or 'X-API-Key: <key>'"
 
 
-def hash_key(secret_key: str, token: str) -> str:
-    return hmac.new(secret_key.encode(), token.encode(), hashlib.sha256).hexdigest()
-
-
-def new_token() -> tuple[str, str]:
-    """A fresh ``(token, prefix)``; the prefix identifies the key in listings without revealing it."""
-    prefix = secrets.token_hex(4)
-    return f"ek_{prefix}_{secrets.token_urlsafe(30)}", prefix
-
-
-def ensure_bootstrap_admin(engines: Engines, secret_key: str, admin_key: str | None) -> None:
-    """Store ``ESTIBENCH_ADMIN_KEY`` as an admin key (idempotent, safe across processes)."""
-    if not admin_key:
-        return
-    row = ApiKeyRow(BOOTSTRAP_ADMIN_ID, "bootstrap", "bootstrap admin", ["admin"], datetime.now(UTC), None, None)
-    with engines.write.begin() as conn:
-        if repo.get(conn, BOOTSTRAP_ADMIN_ID) is None:
-            repo.insert(conn, row, hash_key(secret_key, admin_key))
-
-
-def _token(request: Request) -> str | None:
-    auth = request.headers.get("authorization")
-    if auth:
-        scheme, _, value = auth.partition(" ")
+def presented_token(authorization: str | None, x_api_key: str | None) -> str | None:
+    """The token the caller presents, None without one; an ``Authorization`` header that is not a non-empty
+    Bearer token is ``Unauthorized``."""
+    if authorization is not None:
+        scheme, _, value = authorization.partition(" ")
         if scheme.lower() != "bearer" or not value.strip():
-            raise ApiError(401, "use 'Authorization: Bearer <key>' or 'X-API-Key: <key>'", headers=_CHALLENGE)
+            raise Unauthorized(SCHEME_HINT)
         return value.strip()
-    return request.headers.get("x-api-key") or None
+    if x_api_key is not None:
+        if not x_api_key.strip():
+            raise Unauthorized(SCHEME_HINT)
+        return x_api_key.strip()
+    return None
 
 
-_CHALLENGE = {"WWW-Authenticate": "Bearer"}
-
-
-def _lookup(engines: Engines, key_hash: str) -> ApiKeyRow | None:
-    with engines.read.connect() as conn:
-        return repo.by_hash(conn, key_hash)
-
-
-async def optional_principal(request: Request) -> Principal | None:
-    """The caller's key, or None without one; an unknown or revoked key is a 401 (the lookup runs in a thread)."""
-    token = _token(request)
+async def principal_of(services: Services, token: str | None) -> Principal | None:
+    """Authenticate ``token``: no database work without one, else the key lookup in a worker thread."""
     if token is None:
         return None
-    if len(token) > 256:
-        raise ApiError(401, "invalid API key", headers=_CHALLENGE)
-    key_hash = hash_key(request.app.state.secret_key, token)
-    row = await anyio.to_thread.run_sync(_lookup, request.app.state.engines, key_hash)
-    if row is None or row.revoked_at is not None:
-        raise ApiError(401, "invalid or revoked API key", headers=_CHALLENGE)
-    request.state.api_key_id = row.id
-    return Principal(row.id, row.name, frozenset(row.scopes))
+    return await anyio.to_thread.run_sync(authenticate, services, token)
 
 
-OptionalPrincipal = Annotated[Principal | None, Depends(optional_principal)]
+async def optional_principal(request: Request, services: ServicesDep) -> Principal | None:
+    """The caller's key, or None without one (a present but invalid credential is a 401)."""
+    token = presented_token(request.headers.get("authorization"), request.headers.get("x-api-key"))
+    return await principal_of(services, token)
 
 
-def require(scope: str):
-    """Dependency factory: a principal holding ``scope`` (401 without a key, 403 without the scope)."""
-
-    async def dependency(principal: OptionalPrincipal) -> Principal:
-        if principal is None:
-            raise ApiError(401, f"an API key with scope {scope!r} is required", headers=_CHALLENGE)
-        if not principal.has(scope):
-            raise ApiError(403, f"this key lacks the scope {scope!r}")
-        return principal
-
-    dependency.__name__ = f"require_{scope.replace(':', '_')}"
-    return dependency
-
-
-async def run_principal(request: Request, principal: OptionalPrincipal) -> Principal | None:
-    """Estimator runs: open by default; with ``REQUIRE_KEYS`` a key with ``estimators:run`` is required."""
-    if request.app.state.settings.require_keys:
-        return await require("estimators:run")(principal)
+async def required_principal(principal: Annotated[Principal | None, Depends(optional_principal)]) -> Principal:
+    """The caller's key; 401 without one. Scopes are checked by the use case."""
+    if principal is None:
+        raise Unauthorized("an API key is required")
     return principal
 
 
-RunPrincipal = Annotated[Principal | None, Depends(run_principal)]
-Admin = Annotated[Principal, Depends(require("admin"))]
+OptionalCaller = Annotated[Principal | None, Depends(optional_principal)]
+"""Anonymous callers allowed (an invalid credential is still a 401)."""
+KeyHolder = Annotated[Principal, Depends(required_principal)]
+"""A valid API key is required; the use case checks its scope and ownership."""

@@ -4,17 +4,17 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 
-from api.settings import Settings
-from db.engine import Engines
+from usecases.services import Services
 
 
-async def get_engines(request: Request) -> Engines:
-    return request.app.state.engines
+async def get_services(request: Request) -> Services:
+    return request.app.state.services
 
 
-async def get_settings(request: Request) -> Settings:
-    return request.app.state.settings
+async def get_client(request: Request) -> str | None:
+    """The caller's address (anonymous jobs belong to it)."""
+    return request.client.host if request.client else None
 
 
-EnginesDep = Annotated[Engines, Depends(get_engines)]
-SettingsDep = Annotated[Settings, Depends(get_settings)]
+ServicesDep = Annotated[Services, Depends(get_services)]
+ClientAddress = Annotated[str | None, Depends(get_client)]

@@ -1,14 +1,13 @@
-"""The run envelope (ARCHITECTURE §3), canonical params and their SHA-256."""
+"""The run envelope: every estimator and scorer call answers with a stored run, serialised here."""
 
-import hashlib
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from db.repositories.runs import RunRow
-from service.types import StrictModel
+from usecases.clock import utc_iso
 
 
 class RunEnvelope(BaseModel):
@@ -28,22 +27,6 @@ class RunEnvelope(BaseModel):
 def typed_envelope(model_name: str, result_model: type[BaseModel]) -> type[RunEnvelope]:
     """A per-estimator subclass whose ``result`` is the estimator's own result model (for OpenAPI)."""
     return create_model(model_name, __base__=RunEnvelope, result=(result_model, ...))
-
-
-def canonical_params(params: StrictModel) -> str:
-    """The validated params with defaults filled in, as JSON with sorted keys and compact separators."""
-    return json.dumps(params.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), allow_nan=False)
-
-
-def sha256_hex(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def utc_iso(ts: datetime) -> str:
-    """ISO-8601 UTC with microseconds and ``Z``; SQLite returns naive datetimes, which are UTC here."""
-    if ts.tzinfo is None:
-        ts = ts.replace(tzinfo=UTC)
-    return ts.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def envelope_json(row: RunRow, *, cached: bool) -> bytes:

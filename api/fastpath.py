@@ -1,25 +1,59 @@
-"""Cached estimator calls answered before FastAPI's routing (docs/performance.md).
+"""The one entry path of ``POST /v1/estimators/{name}``, and the fast path that answers repeated calls before
+FastAPI's routing (docs/performance.md).
 
-A repeated ``POST /v1/estimators/{name}`` whose validated params match a run this process has already seen is
-answered from the per-database LRU of immutable runs (``api.execution.memory_cached``) without the route's body
-machinery. Everything else, including every invalid body and every call when ``REQUIRE_KEYS`` is set, goes on
-to the route unchanged, with the body replayed. The middleware sits inside the body-size limit, the rate
-limiter, the metrics and the request context, so those apply to both paths.
+``open_estimator_call`` validates and canonicalises the body, checks the credentials and looks the run up in this
+process's memory (``usecases.estimator_runs.open_call``; the database only to check a presented key, in a thread).
+The middleware calls it for every estimator POST: a remembered run is answered at once; otherwise the opened call,
+or the error opening it raised, is handed to the route in the request state, so the route neither validates nor
+authenticates again and a cached answer and an uncached one obey the same rules (an invalid credential is a 401
+either way). The middleware sits inside the body-size limit, the rate limiter, the metrics and the request
+context, so those apply to both paths.
 """
 
 from types import SimpleNamespace
 
-from pydantic import ValidationError
+import anyio
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.envelope import canonical_params, envelope_json, sha256_hex
-from api.execution import memory_cached
-from service.registry import ESTIMATORS
+from api.auth import presented_token
+from api.envelope import envelope_json
+from service.errors import DomainError
+from service.registry import ESTIMATORS, EstimatorSpec
+from usecases import estimator_runs
+from usecases.errors import UseCaseError
+from usecases.estimator_runs import EstimatorCall
+from usecases.services import Services
 
 PREFIX = "/v1/estimators/"
+OPENED = "estimator_call"
+"""Request-state key of the call (or the error) the middleware opened for the route."""
 
 
-class CachedRunMiddleware:
+async def open_estimator_call(
+    services: Services, spec: EstimatorSpec, body: bytes, authorization: str | None, x_api_key: str | None
+) -> EstimatorCall:
+    """Validate, canonicalise, authenticate and look up in memory: shared by the fast path and the route."""
+    token = presented_token(authorization, x_api_key)
+    if token is None:
+        return estimator_runs.open_call(services, spec, body, None)
+    return await anyio.to_thread.run_sync(estimator_runs.open_call, services, spec, body, token)
+
+
+async def opened_call(request: Request, spec: EstimatorSpec, services: Services) -> EstimatorCall:
+    """The route's call: the one the middleware opened (re-raising its error), else opened now."""
+    opened = request.scope.get("state", {}).pop(OPENED, None)
+    if isinstance(opened, Exception):
+        raise opened
+    if opened is not None:
+        return opened
+    headers = request.headers
+    return await open_estimator_call(
+        services, spec, await request.body(), headers.get("authorization"), headers.get("x-api-key")
+    )
+
+
+class EstimatorCallMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
@@ -38,21 +72,23 @@ class CachedRunMiddleware:
             body += message.get("body", b"")
             if not message.get("more_body", False):
                 break
-        hit = None
+        authorization = x_api_key = None
+        for k, v in scope.get("headers", ()):
+            if k == b"authorization":
+                authorization = v.decode("latin-1")
+            elif k == b"x-api-key":
+                x_api_key = v.decode("latin-1")
+        opened: EstimatorCall | Exception
         try:
-            params = spec.params_model.model_validate_json(bytes(body))
-        except (ValidationError, ValueError):
-            params = None
-        if params is not None:
-            state = scope["app"].state
-            hit = memory_cached(
-                state.engines, "estimator", spec.name, spec.version, sha256_hex(canonical_params(params))
-            )
-        if hit is None:
+            opened = await open_estimator_call(scope["app"].state.services, spec, bytes(body), authorization, x_api_key)
+        except (UseCaseError, DomainError) as exc:
+            opened = exc
+        if isinstance(opened, Exception) or opened.remembered is None:
+            scope.setdefault("state", {})[OPENED] = opened
             await self.app(scope, _replay(messages, receive), send)
             return
         scope["route"] = SimpleNamespace(path=PREFIX + spec.name)
-        payload = envelope_json(hit, cached=True)
+        payload = envelope_json(opened.remembered, cached=True)
         await send(
             {
                 "type": "http.response.start",
@@ -63,14 +99,11 @@ class CachedRunMiddleware:
         await send({"type": "http.response.body", "body": payload})
 
     @staticmethod
-    def _estimator(scope: Scope):  # type: ignore[no-untyped-def]
+    def _estimator(scope: Scope) -> EstimatorSpec | None:
         if scope["type"] != "http" or scope.get("method") != "POST":
             return None
         path: str = scope.get("path", "")
-        if not path.startswith(PREFIX):
-            return None
-        app = scope.get("app")
-        if app is None or app.state.settings.require_keys:
+        if not path.startswith(PREFIX) or scope.get("app") is None:
             return None
         return ESTIMATORS.get(path[len(PREFIX) :])
 

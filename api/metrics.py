@@ -5,17 +5,15 @@ counters of every process are aggregated through prometheus-client's multi-proce
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 from fastapi import APIRouter, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
-from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from api.jobs import JobContext
-from db.repositories import jobs as jobs_repo
+from usecases.jobs import JobQueue
 
 BUCKETS = (0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -23,27 +21,21 @@ BUCKETS = (0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 class JobCollector:
     """Gauges computed on scrape: ``estibench_jobs{status}`` from the job table and ``estibench_queue_depth``."""
 
-    def __init__(self, jobs: Callable[[], JobContext]) -> None:
+    def __init__(self, jobs: JobQueue) -> None:
         self.jobs = jobs
 
     def collect(self) -> Iterator[Metric]:
-        ctx = self.jobs()
         family = GaugeMetricFamily("estibench_jobs", "Jobs by status (job table).", labels=["status"])
-        try:
-            with ctx.engines.read.connect() as conn:
-                counts = jobs_repo.counts_by_status(conn)
-        except SQLAlchemyError:
-            counts = {}
-        for status in ("queued", "running", "succeeded", "failed", "cancelled"):
-            family.add_metric([status], counts.get(status, 0))
+        for status, count in self.jobs.counts_by_status().items():
+            family.add_metric([status], count)
         yield family
-        depth = ctx.queue_depth()
+        depth = self.jobs.queue_depth()
         if depth is not None:
             yield GaugeMetricFamily("estibench_queue_depth", "Messages waiting in the job queue.", value=depth)
 
 
 class Metrics:
-    def __init__(self, jobs: Callable[[], JobContext]) -> None:
+    def __init__(self, jobs: JobQueue) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "estibench_http_requests", "HTTP requests.", ["method", "route", "status"], registry=self.registry

@@ -1,4 +1,5 @@
-"""RFC 9457 problem details for every error status (ARCHITECTURE §3)."""
+"""RFC 9457 problem details for every error status: the one place where use-case errors, domain errors and
+request validation become ``application/problem+json`` bodies, and where their OpenAPI entries come from."""
 
 import logging
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from service.errors import DomainError
+from usecases.errors import InvalidFields, QuotaExceeded, Unauthorized, UseCaseError
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger("estibench.api")
@@ -37,7 +39,7 @@ class Problem(BaseModel):
 
 
 class ApiError(Exception):
-    """An HTTP error raised by the api layer with a problem body (and optional headers, e.g. Retry-After)."""
+    """An error of the HTTP layer itself (an unreadable upload body), with a problem body."""
 
     def __init__(
         self,
@@ -58,10 +60,6 @@ class ApiError(Exception):
 
 _DESCRIPTIONS = {
     400: "Undecodable or malformed body.",
-    401: "Missing or invalid API key.",
-    403: "The key lacks a scope or does not own the resource.",
-    404: "Not found.",
-    409: "Conflict (taken name, idempotent request still in flight).",
     413: "Body too large.",
     415: "Unsupported content type.",
     422: "Invalid input: schema or domain (ranges, NaN, shapes, cost caps); see `errors`.",
@@ -71,15 +69,20 @@ _DESCRIPTIONS = {
 }
 
 
-def responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
-    """OpenAPI ``responses=`` entries documenting problem bodies for ``statuses``."""
-    return {
-        s: {
-            "description": _DESCRIPTIONS[s],
+def responses(*errors: int | type[UseCaseError]) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI ``responses=`` entries documenting problem bodies: a use-case error class documents itself (its
+    status and docstring); a bare status (HTTP-level errors) takes the standard description."""
+    out: dict[int | str, dict[str, Any]] = {}
+    for e in errors:
+        status = e if isinstance(e, int) else e.status
+        description = _DESCRIPTIONS[e] if isinstance(e, int) else " ".join((e.__doc__ or "").split())
+        if status in out:
+            description = f"{out[status]['description']} Or: {description}"
+        out[status] = {
+            "description": description,
             "content": {PROBLEM_MEDIA_TYPE: {"schema": {"$ref": "#/components/schemas/Problem"}}},
         }
-        for s in statuses
-    }
+    return out
 
 
 COMMON = (400, 413, 415, 422, 429, 500)
@@ -151,6 +154,16 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(DomainError)
     async def _domain(request: Request, exc: DomainError) -> JSONResponse:
         return problem_response(request, 422, exc.msg, errors=domain_error_items(exc))
+
+    @app.exception_handler(UseCaseError)
+    async def _use_case(request: Request, exc: UseCaseError) -> JSONResponse:
+        headers: dict[str, str] = {}
+        if isinstance(exc, Unauthorized):
+            headers["WWW-Authenticate"] = "Bearer"
+        elif isinstance(exc, QuotaExceeded):
+            headers["Retry-After"] = str(exc.retry_after_s)
+        errors = exc.errors if isinstance(exc, InvalidFields) else None
+        return problem_response(request, exc.status, exc.detail, errors=errors, headers=headers)
 
     @app.exception_handler(ApiError)
     async def _api(request: Request, exc: ApiError) -> JSONResponse:

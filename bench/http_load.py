@@ -100,9 +100,9 @@ async def load(port: int, make: Request, seconds: float, concurrency: int) -> di
     }
 
 
-def start_server(app: str, env: dict[str, str], port: int, log: Path) -> subprocess.Popen:
+def start_server(app: str, env: dict[str, str], port: int, log: Path, factory: bool = False) -> subprocess.Popen:
     cmd = [str(ROOT / ".venv/bin/uvicorn"), app, "--host", "127.0.0.1", "--port", str(port)]
-    cmd += ["--timeout-keep-alive", "5", "--no-access-log"]
+    cmd += ["--timeout-keep-alive", "5", "--no-access-log"] + (["--factory"] if factory else [])
     if shutil.which("taskset"):
         cmd = ["taskset", "-c", "0", *cmd]
     return subprocess.Popen(
@@ -193,7 +193,7 @@ def main() -> None:
     finally:
         hello.terminate()
         hello.wait()
-    server = start_server("api.app:app", env, port, tmp / "api.log")
+    server = start_server("api.app:create_app", env, port, tmp / "api.log", factory=True)
     try:
         wait_ready(port)
         for name, make in scenarios(port).items():

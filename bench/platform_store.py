@@ -100,7 +100,17 @@ def http_bench(n_submissions: int = 200, n_items: int = 1000) -> dict[str, float
             "ESTIBENCH_LOG_LEVEL": "WARNING",
         }
         proc = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "api.app:app", "--port", str(port), "--log-level", "warning"],
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "api.app:create_app",
+                "--factory",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+            ],
             cwd=ROOT,
             env=env,
         )

@@ -5,7 +5,7 @@ import sys
 from pathlib import Path
 
 from api.app import create_app
-from api.settings import Settings
+from usecases.settings import Settings
 
 
 def openapi_text() -> str:

@@ -1,13 +1,13 @@
 #!/usr/bin/env sh
-# Start the API (uvicorn) on ESTIBENCH_HOST:ESTIBENCH_PORT and the job worker (python -m api.worker).
+# Start the API (uvicorn, app factory) on ESTIBENCH_HOST:ESTIBENCH_PORT and the job worker (python -m worker).
 # Ctrl-C / SIGTERM stops both cleanly (running jobs go back on the queue); if either exits, the other is stopped.
 set -eu
 VENV="${1:-.venv}"
 HOST="${ESTIBENCH_HOST:-127.0.0.1}"
 PORT="${ESTIBENCH_PORT:-8000}"
-"$VENV/bin/python" -m api.worker &
+"$VENV/bin/python" -m worker &
 WORKER=$!
-"$VENV/bin/uvicorn" api.app:app --host "$HOST" --port "$PORT" --timeout-keep-alive 5 --no-access-log &
+"$VENV/bin/uvicorn" api.app:create_app --factory --host "$HOST" --port "$PORT" --timeout-keep-alive 5 --no-access-log &
 API=$!
 STOP=0
 trap 'STOP=1' INT TERM

@@ -17,9 +17,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from api.app import create_app
-from api.settings import Settings
 from db.base import Base
 from db.migrate import upgrade
+from usecases.settings import Settings
 
 PG_URL = os.environ.get("ESTIBENCH_TEST_DATABASE_URL", "")
 REQUIRE_SERVICES = os.environ.get("ESTIBENCH_REQUIRE_SERVICES") == "1"

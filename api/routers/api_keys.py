@@ -1,18 +1,18 @@
 """``/v1/api-keys`` (admin): create (the key is shown once), list, revoke."""
 
-import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 from pydantic import BaseModel, Field, StringConstraints
 
-from api.auth import SCOPES, Admin, hash_key, new_token
-from api.deps import EnginesDep
-from api.problems import COMMON, ApiError, responses
-from db.repositories import api_keys as repo
-from db.repositories.api_keys import ApiKeyRow
+from api.auth import KeyHolder
+from api.deps import ServicesDep
+from api.problems import COMMON, responses
 from service.types import StrictModel
+from usecases import api_keys
+from usecases.api_keys import SCOPES
+from usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 
 Scope = Annotated[str, StringConstraints(pattern="^(estimators:run|benchmarks:write|submissions:write|admin)$")]
 
@@ -40,39 +40,27 @@ class ApiKeyList(BaseModel):
 
 
 router = APIRouter(prefix="/v1/api-keys", tags=["api-keys"])
-AUTH = (401, 403)
+AUTH = (Unauthorized, Forbidden)
 
 
-def _out(row: ApiKeyRow) -> dict[str, Any]:
+def _out(row: Any) -> dict[str, Any]:
     return {k: getattr(row, k) for k in ApiKeyOut.model_fields}
 
 
-@router.post("", status_code=201, response_model=ApiKeyCreated, responses=responses(*COMMON, *AUTH))
-def create_key(body: ApiKeyIn, request: Request, admin: Admin, engines: EnginesDep) -> dict[str, Any]:
+@router.post("", status_code=201, response_model=ApiKeyCreated, responses=responses(*COMMON, *AUTH, Conflict))
+def create_key(body: ApiKeyIn, caller: KeyHolder, services: ServicesDep) -> dict[str, Any]:
     """Create a key with the given scopes (admin only)."""
-    token, prefix = new_token()
-    row = ApiKeyRow(
-        str(uuid.uuid4()), prefix, body.name, sorted(set(body.scopes)), datetime.now(UTC), None, admin.key_id
-    )
-    with engines.write.begin() as conn:
-        if not repo.insert(conn, row, hash_key(request.app.state.secret_key, token)):
-            raise ApiError(409, "key collision; retry")
+    row, token = api_keys.create_key(services, caller, body.name, body.scopes)
     return {**_out(row), "key": token}
 
 
 @router.get("", response_model=ApiKeyList, responses=responses(*AUTH, 500))
-def list_keys(admin: Admin, engines: EnginesDep) -> dict[str, Any]:
+def list_keys(caller: KeyHolder, services: ServicesDep) -> dict[str, Any]:
     """Every key (never the secret), oldest first (admin only)."""
-    with engines.read.connect() as conn:
-        return {"items": [_out(r) for r in repo.list_all(conn)]}
+    return {"items": [_out(r) for r in api_keys.list_keys(services, caller)]}
 
 
-@router.delete("/{key_id}", response_model=ApiKeyOut, responses=responses(*AUTH, 404, 500))
-def revoke_key(key_id: str, admin: Admin, engines: EnginesDep) -> dict[str, Any]:
+@router.delete("/{key_id}", response_model=ApiKeyOut, responses=responses(*AUTH, NotFound, 500))
+def revoke_key(key_id: str, caller: KeyHolder, services: ServicesDep) -> dict[str, Any]:
     """Revoke a key; it answers 401 from now on. Revoking twice keeps the first revocation time."""
-    with engines.write.begin() as conn:
-        repo.revoke(conn, key_id, datetime.now(UTC))
-        row = repo.get(conn, key_id)
-    if row is None:
-        raise ApiError(404, f"no API key {key_id!r}")
-    return _out(row)
+    return _out(api_keys.revoke_key(services, caller, key_id))

@@ -1,19 +1,21 @@
-"""``POST /v1/arrays`` (npy upload, content-addressed) and ``GET /v1/arrays/{id}`` (ARCHITECTURE §3)."""
+"""``POST /v1/arrays`` (npy upload, content-addressed) and ``GET /v1/arrays/{id}``."""
 
-from datetime import UTC, datetime
-from typing import Annotated
+from typing import Annotated, Any
 
+import anyio
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from api import arrays
-from api.auth import RunPrincipal
-from api.deps import EnginesDep
-from api.envelope import utc_iso
+from api.auth import OptionalCaller
+from api.deps import ServicesDep
 from api.problems import COMMON, ApiError, responses
-from db.repositories import arrays as repo
 from service.types import ARRAY_REF_PATTERN
+from usecases.api_keys import require_for_runs
+from usecases.arrays import array_meta, store_array
+from usecases.clock import utc_iso
+from usecases.errors import Forbidden, NotFound, Unauthorized
 
 ArrayId = Annotated[str, Path(pattern=ARRAY_REF_PATTERN, description="sha256:<64 hex>, as POST returned it.")]
 
@@ -28,7 +30,7 @@ class ArrayOut(BaseModel):
     created_at: str
 
 
-def _out(meta: repo.ArrayMeta) -> dict:
+def _out(meta: Any) -> dict:
     return {
         "id": f"sha256:{meta.sha256}",
         "dtype": meta.dtype,
@@ -60,17 +62,18 @@ def build_router(max_array_bytes: int) -> APIRouter:
         "",
         status_code=201,
         response_model=ArrayOut,
-        responses=responses(*COMMON, 401, 403),
+        responses=responses(*COMMON, Unauthorized, Forbidden),
         openapi_extra=NPY_BODY,
         max_body_size=max_array_bytes + 12 + arrays.MAX_HEADER,
     )
-    async def upload_array(request: Request, principal: RunPrincipal, engines: EnginesDep) -> JSONResponse:
+    async def upload_array(request: Request, principal: OptionalCaller, services: ServicesDep) -> JSONResponse:
         """Upload an ``application/x-npy`` body; the same content always gets the same id (deduplicated)."""
+        require_for_runs(services, principal)
         media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if media != arrays.NPY_MEDIA_TYPE:
             raise ApiError(415, f"send the array as {arrays.NPY_MEDIA_TYPE} (an .npy file)")
         length = request.headers.get("content-length")
-        settings = request.app.state.settings
+        settings = services.settings
         dtype, shape, data = await arrays.read_npy(
             request.stream(),
             content_length=int(length) if length and length.isdigit() else None,
@@ -78,28 +81,12 @@ def build_router(max_array_bytes: int) -> APIRouter:
             max_bytes=settings.max_array_bytes,
         )
         sha = arrays.content_id(dtype, shape, data)
-        now = datetime.now(UTC)
-        with engines.write.begin() as conn:
-            repo.insert_if_absent(
-                conn,
-                sha256=sha,
-                dtype=dtype.str,
-                shape=list(shape),
-                data=data,
-                api_key_id=principal.key_id if principal else None,
-                now=now,
-            )
-            meta = repo.meta(conn, sha)
-        assert meta is not None
+        meta = await anyio.to_thread.run_sync(store_array, services, sha, dtype, shape, data, principal)
         return JSONResponse(_out(meta), status_code=201, headers={"Location": f"/v1/arrays/sha256:{sha}"})
 
-    @router.get("/{array_id}", response_model=ArrayOut, responses=responses(404, 422, 500))
-    def get_array(array_id: ArrayId, engines: EnginesDep) -> JSONResponse:
+    @router.get("/{array_id}", response_model=ArrayOut, responses=responses(NotFound, 422, 500))
+    def get_array(array_id: ArrayId, services: ServicesDep) -> JSONResponse:
         """Metadata of an uploaded array."""
-        with engines.read.connect() as conn:
-            meta = repo.meta(conn, array_id.removeprefix("sha256:"))
-        if meta is None:
-            raise ApiError(404, f"no array {array_id!r}")
-        return JSONResponse(_out(meta))
+        return JSONResponse(_out(array_meta(services, array_id)))
 
     return router

@@ -6,17 +6,14 @@ import anyio
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
-from api import arrays
-from api.auth import Principal, RunPrincipal
-from api.deps import EnginesDep
-from api.envelope import canonical_params, envelope_json, sha256_hex, typed_envelope
-from api.execution import cached_run, check_cost, memory_cached, run_estimator
-from api.jobs import JobOut
-from api.problems import COMMON, ApiError, responses
-from api.routers.jobs import submit_estimator_job
-from db.engine import Engines
+from api.deps import ClientAddress, ServicesDep
+from api.envelope import envelope_json, typed_envelope
+from api.fastpath import opened_call
+from api.problems import COMMON, responses
+from api.routers.jobs import JobOut, job_response
 from service.registry import ESTIMATORS, EstimatorSpec
-from service.types import StrictModel
+from usecases.errors import Forbidden, NotFound, QuotaExceeded, Unauthorized, Unavailable
+from usecases.estimator_runs import Answered, complete_call, estimator
 
 
 class EstimatorSummary(BaseModel):
@@ -24,7 +21,7 @@ class EstimatorSummary(BaseModel):
     version: str
     family: str
     summary: str
-    paper: str
+    paper: str = Field(description="The paper's short title.")
     citation: str
 
 
@@ -56,28 +53,18 @@ def _route_name(spec: EstimatorSpec) -> str:
     return "run_" + spec.name.replace(".", "_")
 
 
+def params_component(spec: EstimatorSpec) -> str:
+    """The OpenAPI component naming the request body of ``spec``'s route (added by ``api.app``)."""
+    return spec.params_model.__name__
+
+
 def _make_endpoint(spec: EstimatorSpec) -> Any:
-    params_model = spec.params_model
-
-    def blocking(params: StrictModel, request: Request, principal: Principal | None, engines: Engines) -> Response:
-        resolved = arrays.resolve(engines, params)
-        cost = check_cost(spec, resolved, queue_available=request.app.state.jobs.available)
-        if cost > spec.sync_budget:
-            stored = cached_run(engines, "estimator", spec.name, spec.version, canonical_params(params))
-            if stored is not None:
-                return Response(envelope_json(stored, cached=True), media_type="application/json")
-            return submit_estimator_job(request, spec, params, principal)
-        api_key_id = principal.key_id if principal else None
-        row, cached = run_estimator(engines, spec, params, api_key_id=api_key_id, resolved=resolved)
-        return Response(envelope_json(row, cached=cached), media_type="application/json")
-
-    async def endpoint(
-        params: params_model, request: Request, principal: RunPrincipal, engines: EnginesDep
-    ) -> Response:  # type: ignore[valid-type]
-        hit = memory_cached(engines, "estimator", spec.name, spec.version, sha256_hex(canonical_params(params)))
-        if hit is not None:
-            return Response(envelope_json(hit, cached=True), media_type="application/json")
-        return await anyio.to_thread.run_sync(blocking, params, request, principal, engines)
+    async def endpoint(request: Request, services: ServicesDep, client: ClientAddress) -> Response:
+        call = await opened_call(request, spec, services)
+        outcome = await anyio.to_thread.run_sync(complete_call, services, call, client)
+        if isinstance(outcome, Answered):
+            return Response(envelope_json(outcome.run, cached=outcome.cached), media_type="application/json")
+        return job_response(outcome.job, 202)
 
     endpoint.__name__ = _route_name(spec)
     endpoint.__doc__ = (
@@ -93,6 +80,7 @@ def build_router() -> APIRouter:
 
     for spec in sorted(ESTIMATORS.values(), key=lambda s: s.name):
         envelope = typed_envelope(spec.name.replace(".", "_") + "_run", spec.result_model)
+        body = {"$ref": f"#/components/schemas/{params_component(spec)}"}
         router.add_api_route(
             f"/{spec.name}",
             _make_endpoint(spec),
@@ -101,7 +89,8 @@ def build_router() -> APIRouter:
             summary=spec.summary,
             name=_route_name(spec),
             operation_id=_route_name(spec),
-            responses=responses(*COMMON, 401, 403, 503) | ABOVE_BUDGET,
+            responses=responses(*COMMON, Unauthorized, Forbidden, QuotaExceeded, Unavailable) | ABOVE_BUDGET,
+            openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": body}}}},
         )
 
     @router.get("", response_model=EstimatorList, responses=responses(500))
@@ -109,12 +98,10 @@ def build_router() -> APIRouter:
         """Every registered estimator with its version, family, paper and citation."""
         return {"items": [_summary(s) for s in sorted(ESTIMATORS.values(), key=lambda s: s.name)]}
 
-    @router.get("/{name}", response_model=EstimatorDetail, responses=responses(404, 500))
+    @router.get("/{name}", response_model=EstimatorDetail, responses=responses(NotFound, 500))
     def get_estimator(name: str) -> dict[str, Any]:
         """One estimator with the JSON Schemas of its params and result."""
-        spec = ESTIMATORS.get(name)
-        if spec is None:
-            raise ApiError(404, f"no estimator named {name!r}")
+        spec = estimator(name)
         return {
             **_summary(spec),
             "params_schema": spec.params_model.model_json_schema(),
@@ -124,8 +111,8 @@ def build_router() -> APIRouter:
             "hard_cap": spec.hard_cap,
         }
 
-    @router.post("/{name}", responses=responses(404, 500), include_in_schema=False)
+    @router.post("/{name}", responses=responses(NotFound, 500), include_in_schema=False)
     def unknown_estimator(name: str) -> None:
-        raise ApiError(404, f"no estimator named {name!r}")
+        raise NotFound(f"no estimator named {name!r}")
 
     return router

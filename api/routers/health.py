@@ -5,12 +5,10 @@ from typing import Literal
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
-from sqlalchemy import text
-from sqlalchemy.exc import SQLAlchemyError
 
-from api.deps import EnginesDep
-from api.execution import CODE_VERSION
+from api.deps import ServicesDep
 from api.problems import problem_response, responses
+from usecases.version import CODE_VERSION
 
 router = APIRouter(prefix="/v1", tags=["health"])
 
@@ -22,11 +20,8 @@ class Health(BaseModel):
 
 
 @router.get("/health", response_model=Health, responses=responses(500, 503))
-def health(request: Request, engines: EnginesDep) -> JSONResponse:
+def health(request: Request, services: ServicesDep) -> JSONResponse:
     """200 when the service and its database answer; 503 problem when the database is unreachable."""
-    try:
-        with engines.read.connect() as conn:
-            conn.execute(text("SELECT 1"))
-    except SQLAlchemyError:
+    if not services.database_ok():
         return problem_response(request, 503, "The database is unreachable.")
     return JSONResponse({"status": "ok", "version": CODE_VERSION, "database": "ok"})

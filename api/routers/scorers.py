@@ -5,14 +5,15 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field, create_model
 
-from api.auth import RunPrincipal
-from api.deps import EnginesDep
-from api.envelope import canonical_params, envelope_json, typed_envelope
-from api.execution import run_cached
-from api.problems import COMMON, ApiError, responses
-from api.scoring import ScoreOutcome, check_unique, score_all
+from api.auth import OptionalCaller
+from api.deps import ServicesDep
+from api.envelope import envelope_json, typed_envelope
+from api.problems import COMMON, responses
 from service.registry import SCORERS, ScorerSpec
 from service.types import MAX_JSON_ARRAY, StrictModel
+from usecases.errors import Forbidden, NotFound, Unauthorized
+from usecases.scorer_runs import score, scorer
+from usecases.scoring import ScoreOutcome
 
 
 class MetricOut(BaseModel):
@@ -25,7 +26,7 @@ class ScorerSummary(BaseModel):
     name: str
     version: str
     summary: str
-    paper: str
+    paper: str = Field(description="The paper's short title.")
     citation: str
     primary_metric: str
 
@@ -86,22 +87,8 @@ def request_model(spec: ScorerSpec) -> type[StrictModel]:
 def _make_endpoint(spec: ScorerSpec) -> Any:
     body_model = request_model(spec)
 
-    def endpoint(body: body_model, principal: RunPrincipal, engines: EnginesDep) -> Response:  # type: ignore[valid-type]
-        def produce() -> ScoreOutcome:
-            check_unique(body.answer_key.items, ("answer_key", "items"))
-            return ScoreOutcome.model_validate(
-                score_all(spec, body.answer_key.items, body.predictions.items, body.params)
-            )
-
-        row, cached = run_cached(
-            engines,
-            kind="scorer",
-            name=spec.name,
-            version=spec.version,
-            params_json=canonical_params(body),
-            produce=produce,
-            api_key_id=principal.key_id if principal else None,
-        )
+    def endpoint(body: body_model, principal: OptionalCaller, services: ServicesDep) -> Response:  # type: ignore[valid-type]
+        row, cached = score(services, spec, body, principal)
         return Response(envelope_json(row, cached=cached), media_type="application/json")
 
     endpoint.__name__ = f"score_{_slug(spec)}"
@@ -117,13 +104,10 @@ def build_router() -> APIRouter:
         """Every registered scorer with its primary metric."""
         return {"items": [summary(s) for s in sorted(SCORERS.values(), key=lambda s: s.name)]}
 
-    @router.get("/{name}", response_model=ScorerDetail, responses=responses(404, 500))
+    @router.get("/{name}", response_model=ScorerDetail, responses=responses(NotFound, 500))
     def get_scorer(name: str) -> dict[str, Any]:
         """One scorer with its item schemas, params schema, metrics and primary metric."""
-        spec = SCORERS.get(name)
-        if spec is None:
-            raise ApiError(404, f"no scorer named {name!r}")
-        return detail(spec)
+        return detail(scorer(name))
 
     for spec in sorted(SCORERS.values(), key=lambda s: s.name):
         router.add_api_route(
@@ -133,11 +117,11 @@ def build_router() -> APIRouter:
             response_model=typed_envelope(f"{_slug(spec)}_score_run", ScoreOutcome),
             summary=spec.summary,
             operation_id=f"score_{_slug(spec)}",
-            responses=responses(*COMMON, 401, 403),
+            responses=responses(*COMMON, Unauthorized, Forbidden),
         )
 
-    @router.post("/{name}/score", responses=responses(404, 500), include_in_schema=False)
+    @router.post("/{name}/score", responses=responses(NotFound, 500), include_in_schema=False)
     def unknown_scorer(name: str) -> None:
-        raise ApiError(404, f"no scorer named {name!r}")
+        raise NotFound(f"no scorer named {name!r}")
 
     return router

@@ -162,7 +162,7 @@ def item_scores(conn: Connection, scoring_id: int, splits: Sequence[str]) -> lis
     return [(r[0], r[1], r[2]) for r in conn.execute(stmt)]
 
 
-def leaderboard_rows(conn: Connection, benchmark_id: str, version: int, split: str) -> list[dict[str, Any]]:
+def latest_scores(conn: Connection, benchmark_id: str, version: int, split: str) -> list[dict[str, Any]]:
     """For every non-withdrawn submission: its latest scoring against ``version`` and that scoring's scores."""
     latest = (
         select(Scoring.submission_id, func.max(Scoring.id).label("scoring_id"))

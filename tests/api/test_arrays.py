@@ -13,9 +13,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.envelope import sha256_hex
-from api.settings import Settings
 from tests import support_estimators
+from usecases.runs import sha256_hex
+from usecases.settings import Settings
 
 NAME = support_estimators.NAME
 NPY = {"content-type": "application/x-npy"}

@@ -15,10 +15,10 @@ from sqlalchemy.pool import NullPool
 
 from api.app import create_app
 from api.routers.submissions import SubmissionIn
-from api.scoring import dumps
 from db.engine import make_engines
 from db.repositories import idempotency
 from tests.api.conftest import ADMIN, make_key
+from usecases.scoring import dumps
 
 Z = 1.959963984540054
 

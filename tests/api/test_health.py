@@ -3,7 +3,7 @@
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.execution import CODE_VERSION
+from usecases.version import CODE_VERSION
 
 
 def test_health_ok(client: TestClient) -> None:

@@ -1,6 +1,6 @@
 """Jobs (ARCHITECTURE §3, issue 4): 202 + Location, identical runs, caps, cancellation, ownership, heartbeat reaper,
 timeouts and failures. In-process: ``immediate`` runs a job inside the request, ``memory`` leaves it queued so the
-test drives ``JobContext.execute`` itself. Real worker processes are in tests/reliability."""
+test drives ``JobQueue.execute`` itself. Real worker processes are in tests/reliability."""
 
 import threading
 import time
@@ -11,12 +11,13 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.envelope import canonical_params, sha256_hex
-from api.jobs import JobContext, utcnow
-from api.settings import Settings
 from db.repositories import jobs as repo
 from tests import support_estimators
 from tests.api.conftest import ADMIN, make_key
+from usecases.clock import utcnow
+from usecases.jobs import JobQueue
+from usecases.runs import canonical_params, sha256_hex
+from usecases.settings import Settings
 
 NAME = support_estimators.NAME
 
@@ -48,8 +49,8 @@ def queued(settings: Settings, estimator: None) -> Iterator[TestClient]:
         yield c
 
 
-def ctx_of(client: TestClient) -> JobContext:
-    return client.app.state.jobs  # type: ignore[attr-defined]
+def ctx_of(client: TestClient) -> JobQueue:
+    return client.app.state.services.jobs  # type: ignore[attr-defined]
 
 
 def test_job_runs_and_points_to_its_run(immediate: TestClient) -> None:
@@ -163,7 +164,7 @@ def test_reaper_requeues_then_fails_a_job_whose_heartbeat_stopped(queued: TestCl
     ctx.settings = ctx.settings.model_copy(update={"job_max_attempts": 2, "job_stale_after_s": 5})
     job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
     for attempt in (1, 2):
-        with ctx.engines.write.begin() as conn:  # a worker claims it, then dies (no heartbeat)
+        with ctx.services.engines.write.begin() as conn:  # a worker claims it, then dies (no heartbeat)
             assert repo.claim(conn, job_id, worker="dead", now=utcnow() - timedelta(seconds=60)) == attempt
         assert ctx.reap()["requeued" if attempt == 1 else "failed"] == 1
     job = queued.get(f"/v1/jobs/{job_id}").json()
@@ -174,10 +175,10 @@ def test_reaper_requeues_then_fails_a_job_whose_heartbeat_stopped(queued: TestCl
 def test_reaper_leaves_live_jobs_and_a_lost_attempt_cannot_write(queued: TestClient) -> None:
     ctx = ctx_of(queued)
     job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
-    with ctx.engines.write.begin() as conn:
+    with ctx.services.engines.write.begin() as conn:
         attempt = repo.claim(conn, job_id, worker="w", now=utcnow())
     assert ctx.reap()["requeued"] == 0
-    with ctx.engines.write.begin() as conn:
+    with ctx.services.engines.write.begin() as conn:
         repo.claim(conn, job_id, worker="w2", now=utcnow())  # no-op: not queued
         conn.execute(repo.Job.__table__.update().values(status="queued"))
         assert repo.claim(conn, job_id, worker="w2", now=utcnow()) == attempt + 1

@@ -6,8 +6,8 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.settings import Settings
 from tests.api.conftest import make_key
+from usecases.settings import Settings
 
 
 def limited(settings: Settings, **extra: object) -> TestClient:

@@ -11,8 +11,8 @@ import schemathesis
 from schemathesis.specs.openapi.checks import ignored_auth, positive_data_acceptance
 
 from api.app import create_app
-from api.settings import Settings
 from db.migrate import upgrade
+from usecases.settings import Settings
 
 ADMIN_KEY = "ek_fuzz_admin_key"
 _DIR = Path(tempfile.mkdtemp(prefix="estibench-fuzz-"))

@@ -10,7 +10,6 @@ from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
 from api.app import create_app
-from api.settings import Settings
 from db.base import Base
 from db.engine import make_single_engine
 from db.migrate import upgrade
@@ -18,6 +17,7 @@ from scripts.backup import snapshot, to_postgres
 from tests import support_estimators
 from tests.api.test_arrays import NPY, npy
 from tests.conftest import create_pg_database, drop_pg_database
+from usecases.settings import Settings
 
 NAME = support_estimators.NAME
 

@@ -1,7 +1,7 @@
 """Real server and worker processes for the reliability and scale-out tests (127.0.0.1 only, bounded in time).
 
-``python -m tests.reliability.procs api PORT`` / ``... worker`` run uvicorn / the Huey consumer exactly as
-``make serve`` does, with the test estimator registered; settings come from ``ESTIBENCH_*`` variables.
+``python -m tests.reliability.procs api PORT`` / ``... worker`` run uvicorn (``--factory``) / the Huey consumer
+as ``make serve`` does, with the test estimator registered; settings come from ``ESTIBENCH_*`` variables.
 """
 
 import os
@@ -91,11 +91,16 @@ def _main() -> None:
     if role == "api":
         import uvicorn
 
-        from api.app import create_app
-
-        uvicorn.run(create_app(), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", timeout_keep_alive=5)
+        uvicorn.run(
+            "api.app:create_app",
+            factory=True,
+            host="127.0.0.1",
+            port=int(sys.argv[2]),
+            log_level="warning",
+            timeout_keep_alive=5,
+        )
     elif role == "worker":
-        from api import worker
+        import worker
 
         worker.main()
     else:

@@ -1,4 +1,4 @@
-"""Jobs (ARCHITECTURE §3; service-anchors §5): our ``job`` table is the source of truth, Huey only carries ids.
+"""Jobs: our ``job`` table is the source of truth, Huey only carries ids.
 
 Submission inserts the row, commits, and only then enqueues ``run_job(job_id)``. A worker claims the row
 (queued → running, attempts + 1) with a conditional UPDATE, so a duplicated message runs nothing twice; a heartbeat
@@ -6,8 +6,11 @@ thread stores liveness and progress every ``job_heartbeat_s`` and reads ``cancel
 callback handed to the function raises ``Cancelled`` once that flag is seen (or ``JobTimeout`` past the job's
 timeout). The reaper re-queues idempotent jobs whose heartbeat stopped (up to ``job_max_attempts``), fails the
 rest, fails jobs far past their timeout, and re-enqueues jobs left queued too long (a lost enqueue). Queue storage:
-Redis when ``REDIS_URL`` is set, else a SQLite file; in-process modes for tests.
+Redis when ``REDIS_URL`` is set, else a SQLite file; in-process modes for tests. The lifecycle is drawn in
+docs/architecture.md.
 """
+
+from __future__ import annotations
 
 import contextlib
 import json
@@ -18,127 +21,62 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from datetime import datetime, timedelta
+from http import HTTPStatus
+from typing import TYPE_CHECKING, Any
 
 from huey import Huey, MemoryHuey, RedisHuey, SqliteHuey
 from huey.exceptions import TaskTimeout
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
-from api import arrays
-from api.envelope import sha256_hex, utc_iso
-from api.execution import cached_run, run_estimator
-from api.platform import rescore_all
-from api.problems import ApiError, Problem
-from api.settings import Settings
-from db.engine import Engines, make_engines
 from db.repositories import jobs as repo
 from db.repositories.jobs import JobRow
 from service.errors import Cancelled, DomainError
-from service.registry import ESTIMATORS, Progress
+from service.registry import Progress
+from usecases.api_keys import Principal
+from usecases.clock import utcnow
+from usecases.errors import Conflict, Forbidden, InvalidFields, NotFound, QuotaExceeded, Unauthorized, Unavailable
+from usecases.runs import sha256_hex
+from usecases.settings import Settings
+
+if TYPE_CHECKING:
+    from usecases.services import Services
 
 log = logging.getLogger("estibench.jobs")
-JobStatus = Literal["queued", "running", "succeeded", "failed", "cancelled"]
+STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
 
 
 class JobTimeout(Exception):
     """Raised by the progress callback once a job has run longer than its timeout."""
 
 
-class JobProgress(BaseModel):
-    fraction: float = Field(ge=0, le=1, description="Fraction done, 0..1, as last reported by the function.")
-    message: str = Field(description="Last progress message.")
-
-
-class JobOut(BaseModel):
-    """A job; poll ``GET /v1/jobs/{id}`` until ``status`` is terminal, then read ``/v1/runs/{run_id}``."""
-
-    id: str
-    kind: str = Field(description="What runs: 'estimator' (see api/jobs.py KINDS).")
-    name: str
-    version: str
-    params_sha256: str
-    status: JobStatus
-    progress: JobProgress
-    run_id: str | None = Field(description="The run the job produced (or found cached) once it succeeded.")
-    problem: Problem | None = Field(description="Why the job failed (problem details), else null.")
-    attempts: int = Field(description="How many times a worker started it (a lost worker's job re-runs).")
-    cancel_requested: bool
-    timeout_s: float
-    created_at: datetime
-    started_at: datetime | None
-    finished_at: datetime | None
-
-
-def job_json(row: JobRow) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "kind": row.kind,
-        "name": row.name,
-        "version": row.version,
-        "params_sha256": row.params_sha256,
-        "status": row.status,
-        "progress": {"fraction": row.progress_fraction, "message": row.progress_message},
-        "run_id": row.run_id,
-        "problem": json.loads(row.problem) if row.problem else None,
-        "attempts": row.attempts,
-        "cancel_requested": row.cancel_requested,
-        "timeout_s": row.timeout_s,
-        "created_at": utc_iso(row.created_at),
-        "started_at": utc_iso(row.started_at) if row.started_at else None,
-        "finished_at": utc_iso(row.finished_at) if row.finished_at else None,
-    }
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def problem_json(status: int, title: str, detail: str, errors: list[dict[str, Any]] | None = None) -> str:
-    """The problem body stored on a failed job (the same model the HTTP errors use)."""
-    problem = Problem(title=title, status=status, detail=detail, errors=errors)  # type: ignore[arg-type]
-    return problem.model_dump_json(exclude_none=True)
+def problem_json(status: int, detail: str, errors: list[dict[str, Any]] | None = None) -> str:
+    """The RFC 9457 problem body stored on a failed job (the shape the HTTP errors have)."""
+    problem: dict[str, Any] = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status}
+    problem["detail"] = detail
+    if errors is not None:
+        problem["errors"] = errors
+    return json.dumps(problem)
 
 
 @dataclass(frozen=True)
 class JobKind:
-    """How a kind of job runs: ``run(ctx, job, progress) -> run id`` (None for work that makes no run);
+    """How a kind of job runs: ``run(services, job, progress) -> run id`` (None for work that makes no run);
     idempotent kinds are re-run after a crash."""
 
-    run: Callable[["JobContext", JobRow, Progress], str | None]
+    run: Callable[[Services, JobRow, Progress], str | None]
     idempotent: bool = True
 
 
-def _run_estimator_job(ctx: "JobContext", job: JobRow, progress: Progress) -> str:
-    spec = ESTIMATORS.get(job.name)
-    if spec is None:
-        raise ApiError(404, f"no estimator named {job.name!r}")
-    params = spec.params_model.model_validate_json(job.params)
-    resolved = arrays.resolve(ctx.engines, params)
-    row, _ = run_estimator(ctx.engines, spec, params, api_key_id=job.api_key_id, progress=progress, resolved=resolved)
-    return row.id
-
-
-def _run_rescore_job(ctx: "JobContext", job: JobRow, progress: Progress) -> None:
-    """Re-score every submission of benchmark ``job.name`` against its current answer-key version."""
-    rescore_all(ctx.engines, job.name, progress)
-
-
-KINDS: dict[str, JobKind] = {
-    "estimator": JobKind(_run_estimator_job),
-    "rescore": JobKind(_run_rescore_job, idempotent=False),
-}
-
-
 def make_huey(settings: Settings) -> Huey | None:
-    """The queue for ``settings.queue`` (see api/settings.py); None when jobs are off."""
+    """The queue for ``settings.queue`` (see usecases/settings.py); None when jobs are off."""
     if settings.queue == "off":
         return None
     if settings.queue in ("immediate", "memory"):
@@ -168,33 +106,51 @@ class _Live:
         self.lost = False
 
 
-class JobContext:
-    """Settings, engines (re-created after a fork) and the Huey queue with the ``run_job`` task registered."""
+def _failure(exc: BaseException, timeout_s: float) -> str:
+    """The stored problem for an exception a job's function raised."""
+    if isinstance(exc, JobTimeout | TaskTimeout):
+        return problem_json(504, f"the job exceeded its timeout of {timeout_s:g} s")
+    if isinstance(exc, DomainError):
+        return problem_json(422, exc.msg, [{"loc": ["params", *exc.loc], "msg": exc.msg, "type": exc.type}])
+    if isinstance(exc, ValidationError):
+        errors = [{"loc": ["params", *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
+        return problem_json(422, "the params failed validation", errors)
+    if isinstance(exc, InvalidFields):
+        return problem_json(exc.status, exc.detail, exc.errors)
+    assert isinstance(exc, NotFound | Unavailable)
+    return problem_json(exc.status, exc.detail)
 
-    def __init__(self, settings: Settings, engines: Engines | None = None) -> None:
-        self.settings = settings
-        self._engines = engines
-        self._pid = os.getpid()
-        self.huey = make_huey(settings)
-        self._task = self.huey.task(name="estibench.run_job")(self.execute) if self.huey is not None else None
 
-    @property
-    def engines(self) -> Engines:
-        if self._engines is None or self._pid != os.getpid():
-            self._engines = make_engines(self.settings.database_url, synchronous=self.settings.sqlite_synchronous)
-            self._pid = os.getpid()
-        return self._engines
+class JobQueue:
+    """The Huey queue (created on first use, so building one touches no file) with the ``run_job`` task, and
+    every job operation: submit, read, cancel, execute with heartbeat, reap."""
+
+    def __init__(self, services: Services, kinds: Mapping[str, JobKind]) -> None:
+        self.services = services
+        self.settings = services.settings
+        self.kinds = kinds
+        self._huey: Huey | None = None
+        self._task: Any = None
 
     @property
     def available(self) -> bool:
-        return self._task is not None
+        return self.settings.queue != "off"
+
+    @property
+    def huey(self) -> Huey:
+        if self._huey is None:
+            huey = make_huey(self.settings)
+            assert huey is not None, "no job queue is configured"
+            self._task = huey.task(name="estibench.run_job")(self.execute)
+            self._huey = huey
+        return self._huey
 
     def enqueue(self, job_id: str, timeout_s: float) -> None:
-        assert self.huey is not None and self._task is not None
-        self.huey.enqueue(self._task.s(job_id, timeout=timeout_s + 5 * self.settings.job_heartbeat_s))
+        huey = self.huey
+        huey.enqueue(self._task.s(job_id, timeout=timeout_s + 5 * self.settings.job_heartbeat_s))
 
     def queue_depth(self) -> int | None:
-        if self.huey is None:
+        if not self.available:
             return None
         try:
             return int(self.huey.pending_count())
@@ -204,12 +160,21 @@ class JobContext:
     # -- submission (API side) ----------------------------------------------------------------------------------
 
     def submit(
-        self, *, kind: str, name: str, version: str, params_json: str, api_key_id: str | None, client: str | None
+        self,
+        *,
+        kind: str,
+        name: str,
+        version: str,
+        params_json: str,
+        api_key_id: str | None,
+        client: str | None,
+        existing_run_id: str | None = None,
     ) -> JobRow:
-        """Insert the job (succeeded at once when an identical run exists), commit, then enqueue it."""
+        """Insert the job, commit, then enqueue it. The caller has looked for an identical stored run: with
+        ``existing_run_id`` the job is stored as succeeded at once and nothing is enqueued."""
         if not self.available:
-            raise ApiError(503, "no job queue is configured on this server")
-        engines = self.engines
+            raise Unavailable("no job queue is configured on this server")
+        engines = self.services.engines
         now = utcnow()
         job_id = str(uuid.uuid4())
         values: dict[str, Any] = {
@@ -227,53 +192,95 @@ class JobContext:
             "client": (client or "")[:64] or None,
             "created_at": now,
         }
-        existing = cached_run(engines, kind, name, version, params_json)
         with engines.write.begin() as conn:
-            if existing is not None:
-                values.update(status="succeeded", run_id=existing.id, progress_fraction=1.0, finished_at=now)
+            if existing_run_id is not None:
+                values.update(status="succeeded", run_id=existing_run_id, progress_fraction=1.0, finished_at=now)
                 values["progress_message"] = "identical run found"
             else:
                 active = repo.count_active(conn, api_key_id=api_key_id, client=values["client"])
                 if active >= self.settings.max_jobs_per_key:
-                    raise ApiError(
-                        429,
+                    raise QuotaExceeded(
                         f"{active} jobs are queued or running for this caller; the cap is "
                         f"{self.settings.max_jobs_per_key}",
-                        headers={"Retry-After": "5"},
+                        retry_after_s=5,
                     )
                 values.update(status="queued", progress_fraction=0.0, enqueued_at=now)
             repo.insert(conn, values)
-        if existing is None:
+        if existing_run_id is None:
             try:
                 self.enqueue(job_id, self.settings.job_timeout_s)
             except Exception as exc:
                 log.exception("enqueue failed", extra={"job_id": job_id})
                 with engines.write.begin() as conn:
                     repo.fail_queued(
-                        conn,
-                        job_id,
-                        now=utcnow(),
-                        problem=problem_json(503, "Service Unavailable", "the job queue is unreachable"),
+                        conn, job_id, now=utcnow(), problem=problem_json(503, "the job queue is unreachable")
                     )
-                raise ApiError(503, "the job queue is unreachable") from exc
+                raise Unavailable("the job queue is unreachable") from exc
         return self.get(job_id)  # type: ignore[return-value]
 
     def get(self, job_id: str) -> JobRow | None:
-        with self.engines.read.connect() as conn:
+        with self.services.engines.read.connect() as conn:
             return repo.get(conn, job_id)
 
-    def cancel(self, job_id: str) -> JobRow:
-        with self.engines.write.begin() as conn:
-            repo.request_cancel(conn, job_id, now=utcnow())
+    def _owner(self, principal: Principal | None) -> tuple[str | None, str | None] | None:
+        """With ``REQUIRE_KEYS`` a key sees its own jobs (an admin all); otherwise jobs are open to read."""
+        if not self.settings.require_keys:
+            return None
+        if principal is None:
+            raise Unauthorized("an API key is required")
+        return None if principal.is_admin else (principal.key_id, None)
+
+    def visible(self, principal: Principal | None, job_id: str) -> JobRow:
+        """The job if ``principal`` may see it."""
+        owner = self._owner(principal)
         row = self.get(job_id)
-        assert row is not None
+        if row is None or (owner is not None and row.api_key_id != owner[0]):
+            raise NotFound(f"no job {job_id!r}")
         return row
+
+    def page(
+        self, principal: Principal | None, *, status: str | None, limit: int, before_seq: int | None
+    ) -> tuple[list[JobRow], int | None]:
+        """Jobs newest first and the ``seq`` to continue below (None on the last page)."""
+        owner = self._owner(principal)
+        with self.services.engines.read.connect() as conn:
+            rows = repo.list_page(conn, status=status, limit=limit + 1, before_seq=before_seq, owner=owner)
+        page = rows[:limit]
+        return page, (page[-1].seq if len(rows) > limit else None)
+
+    def cancel(self, principal: Principal | None, job_id: str, client: str | None) -> JobRow:
+        """Cancel: a queued job at once, a running one at its next progress report. The key that made the job or
+        an admin may cancel it; an anonymous job also from the address that made it."""
+        row = self.visible(principal, job_id)
+        if row.api_key_id is not None:
+            if principal is None:
+                raise Unauthorized("this job belongs to an API key; send it")
+            if principal.key_id != row.api_key_id and not principal.is_admin:
+                raise Forbidden("only the key that made the job, or an admin, may cancel it")
+        elif not (principal and principal.is_admin) and (principal is not None or row.client != client):
+            raise Forbidden("an anonymous job may be cancelled from its own address, or by an admin")
+        if row.status in ("succeeded", "failed"):
+            raise Conflict(f"the job has already {row.status}")
+        with self.services.engines.write.begin() as conn:
+            repo.request_cancel(conn, job_id, now=utcnow())
+        cancelled = self.get(job_id)
+        assert cancelled is not None
+        return cancelled
+
+    def counts_by_status(self) -> dict[str, int]:
+        """Jobs per status (every status, zero when absent or when the database is unreachable)."""
+        try:
+            with self.services.engines.read.connect() as conn:
+                counts = repo.counts_by_status(conn)
+        except SQLAlchemyError:
+            counts = {}
+        return {s: counts.get(s, 0) for s in STATUSES}
 
     # -- execution (worker side) --------------------------------------------------------------------------------
 
     def execute(self, job_id: str) -> None:
         """The Huey task: claim, run with heartbeat and progress, store the outcome for this attempt."""
-        engines = self.engines
+        engines = self.services.engines
         with engines.write.begin() as conn:
             attempt = repo.claim(conn, job_id, worker=worker_id(), now=utcnow())
         if attempt is None:
@@ -295,24 +302,15 @@ class JobContext:
         beat.start()
         status, run_id, problem = "failed", None, None
         try:
-            kind = KINDS.get(job.kind)
+            kind = self.kinds.get(job.kind)
             if kind is None:
-                raise ApiError(422, f"unknown job kind {job.kind!r}")
-            run_id = kind.run(self, job, progress)
+                raise NotFound(f"unknown job kind {job.kind!r}")
+            run_id = kind.run(self.services, job, progress)
             status = "succeeded"
         except Cancelled:
             status = "cancelled"
-        except (JobTimeout, TaskTimeout):
-            problem = problem_json(504, "Gateway Timeout", f"the job exceeded its timeout of {job.timeout_s:g} s")
-        except DomainError as exc:
-            problem = problem_json(
-                422, "Unprocessable Content", exc.msg, [{"loc": ["params", *exc.loc], "msg": exc.msg, "type": exc.type}]
-            )
-        except ValidationError as exc:
-            errors = [{"loc": ["params", *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()]
-            problem = problem_json(422, "Unprocessable Content", "the params failed validation", errors)
-        except ApiError as exc:
-            problem = problem_json(exc.status, "Job failed", exc.detail, exc.errors)
+        except (JobTimeout, TaskTimeout, DomainError, ValidationError, InvalidFields, NotFound, Unavailable) as exc:
+            problem = _failure(exc, job.timeout_s)
         except KeyboardInterrupt:
             _ignore_further_interrupts()
             self._stop_beat(live, beat)
@@ -320,7 +318,7 @@ class JobContext:
             raise
         except Exception:
             log.exception("job failed", extra={"job_id": job_id})
-            problem = problem_json(500, "Internal Server Error", "the job failed with an internal error")
+            problem = problem_json(500, "the job failed with an internal error")
         self._stop_beat(live, beat)
         if live.lost:
             return
@@ -345,7 +343,7 @@ class JobContext:
     def _heartbeat(self, job_id: str, attempt: int, live: _Live) -> None:
         while not live.stop.wait(self.settings.job_heartbeat_s):
             try:
-                with self.engines.write.begin() as conn:
+                with self.services.engines.write.begin() as conn:
                     flag = repo.heartbeat(
                         conn, job_id, attempt, now=utcnow(), fraction=live.fraction, message=live.message
                     )
@@ -362,7 +360,7 @@ class JobContext:
         """A worker stopping mid-job puts the job back as queued-without-message; the reaper or the next worker
         start enqueues it (this process may not take another message while it stops)."""
         try:
-            with self.engines.write.begin() as conn:
+            with self.services.engines.write.begin() as conn:
                 repo.interrupted(conn, job_id, attempt, now=utcnow())
         except Exception:
             log.exception("could not re-queue an interrupted job", extra={"job_id": job_id})
@@ -372,9 +370,10 @@ class JobContext:
     def reap(self) -> dict[str, int]:
         """One pass: handle stale running jobs, jobs far past their timeout, and jobs queued for too long."""
         s = self.settings
+        engines = self.services.engines
         now = utcnow()
         grace = max(30.0, 5 * s.job_heartbeat_s)
-        with self.engines.read.connect() as conn:
+        with engines.read.connect() as conn:
             stale = repo.stale_running(conn, heartbeat_before=now - timedelta(seconds=s.job_stale_after_s))
             overdue = repo.overdue_running(conn, now=now, grace_s=grace)
             old = repo.old_queued(conn, enqueued_before=now - timedelta(seconds=s.job_requeue_after_s))
@@ -385,10 +384,10 @@ class JobContext:
             if job.id in handled:
                 continue
             handled.add(job.id)
-            kind = KINDS.get(job.kind)
+            kind = self.kinds.get(job.kind)
             if job.id in overdue_ids:
                 status = "failed"
-                problem = problem_json(504, "Gateway Timeout", f"the job exceeded its timeout of {job.timeout_s:g} s")
+                problem = problem_json(504, f"the job exceeded its timeout of {job.timeout_s:g} s")
             elif job.cancel_requested:
                 status, problem = "cancelled", None
             elif kind is not None and kind.idempotent and job.attempts < s.job_max_attempts:
@@ -397,11 +396,10 @@ class JobContext:
                 status = "failed"
                 problem = problem_json(
                     503,
-                    "Service Unavailable",
                     f"the worker running this job stopped (no heartbeat for {s.job_stale_after_s:g} s) "
                     f"after {job.attempts} attempt(s)",
                 )
-            with self.engines.write.begin() as conn:
+            with engines.write.begin() as conn:
                 moved = repo.release(conn, job, status=status, now=now, problem=problem)
             if not moved:
                 continue
@@ -416,7 +414,7 @@ class JobContext:
 
     def _enqueue_all(self, jobs: list[JobRow], now: datetime) -> int:
         for job in jobs:
-            with self.engines.write.begin() as conn:
+            with self.services.engines.write.begin() as conn:
                 repo.mark_enqueued(conn, job.id, now=now)
             self.enqueue(job.id, job.timeout_s)
         return len(jobs)
@@ -424,7 +422,7 @@ class JobContext:
     def enqueue_interrupted(self) -> int:
         """At worker start: enqueue the jobs a stopping worker put back without a message."""
         now = utcnow()
-        with self.engines.read.connect() as conn:
+        with self.services.engines.read.connect() as conn:
             jobs = [j for j in repo.old_queued(conn, enqueued_before=now) if j.enqueued_at is None]
         return self._enqueue_all(jobs, now)
 

@@ -1,4 +1,5 @@
-"""Job worker: ``python -m api.worker`` runs a Huey consumer with ``ESTIBENCH_WORKERS`` process workers.
+"""The job worker entry point, ``python -m worker``: a Huey consumer with ``ESTIBENCH_WORKERS`` process workers
+over the use-case layer (it never imports the API).
 
 It reads the same ``ESTIBENCH_*`` settings as the API (database, queue storage). SIGINT stops it gracefully
 (running jobs finish); SIGTERM interrupts running jobs, which go back on the queue and run again on the next start.
@@ -10,20 +11,19 @@ import sys
 
 from huey.consumer import Consumer
 
-from api import logs
-from api.jobs import JobContext
-from api.settings import Settings
 from service.registry import load_all
+from usecases import logs
+from usecases.services import Services
+from usecases.settings import Settings
 
 
 def make_consumer(settings: Settings) -> Consumer:
     if settings.queue != "auto":
         raise SystemExit(f"ESTIBENCH_QUEUE={settings.queue!r}: a worker needs the shared queue ('auto')")
-    ctx = JobContext(settings)
-    assert ctx.huey is not None
-    ctx.enqueue_interrupted()
-    ctx.engines.dispose()
-    return ctx.huey.create_consumer(
+    services = Services(settings)
+    services.jobs.enqueue_interrupted()
+    services.dispose()
+    return services.jobs.huey.create_consumer(
         workers=settings.workers,
         worker_type="process",
         periodic=False,
@@ -44,7 +44,3 @@ def main() -> None:
     load_all()
     make_consumer(settings).run()
     sys.exit(0)
-
-
-if __name__ == "__main__":
-    main()

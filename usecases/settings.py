@@ -1,4 +1,4 @@
-"""Settings from ``ESTIBENCH_*`` environment variables (ARCHITECTURE §2)."""
+"""Settings from ``ESTIBENCH_*`` environment variables, shared by the API and the worker."""
 
 import secrets
 from pathlib import Path
@@ -25,12 +25,12 @@ class Settings(BaseSettings):
     log_level: str = "INFO"
     log_json: bool = True
     submissions_per_day: int = Field(default=100, ge=1, description="Default per-key daily quota per benchmark.")
-    # Jobs (api/jobs.py, api/worker.py): "auto" = Redis queue when REDIS_URL is set, else a SQLite queue file;
+    # Jobs (usecases/jobs.py, worker/): "auto" = Redis queue when REDIS_URL is set, else a SQLite queue file;
     # "immediate" runs jobs inside the request (tests); "memory" keeps them until a test runs them; "off" = no queue.
     queue: Literal["auto", "immediate", "memory", "off"] = "auto"
     queue_path: Path | None = Field(default=None, description="SQLite queue file (default data_dir/queue.db).")
     queue_name: str = Field(default="estibench", min_length=1, max_length=64, description="Huey queue name.")
-    workers: int = Field(default=2, ge=1, le=64, description="Worker processes per `python -m api.worker`.")
+    workers: int = Field(default=2, ge=1, le=64, description="Worker processes per `python -m worker`.")
     job_timeout_s: float = Field(default=900.0, gt=0)
     job_heartbeat_s: float = Field(default=1.0, gt=0)
     job_stale_after_s: float = Field(default=20.0, gt=0)
@@ -38,7 +38,7 @@ class Settings(BaseSettings):
     job_requeue_after_s: float = Field(default=300.0, gt=0)
     job_reaper_interval_s: float = Field(default=5.0, ge=0, description="0 disables the reaper thread.")
     max_jobs_per_key: int = Field(default=8, ge=1, description="Queued + running jobs per key (or address).")
-    # Arrays (api/arrays.py) and limits.
+    # Arrays (api/arrays.py, usecases/arrays.py) and limits.
     max_array_elements: int = Field(default=16 * 1024 * 1024, ge=1)
     max_array_bytes: int = Field(default=128 * 1024 * 1024, ge=1024)
     rate_limit_per_minute: int = Field(default=6000, ge=0, description="Per key (or address); 0 disables.")

@@ -1,4 +1,4 @@
-"""Glue between the platform routes and the pure scorers: item validation, canonical answer keys, scoring per split."""
+"""Glue between the use cases and the pure scorers: item validation, canonical answer keys, scoring per split."""
 
 import hashlib
 import json
@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from api.problems import ApiError
 from service.errors import Degenerate, InvalidInput
 from service.registry import ScorerSpec
+from usecases.errors import InvalidFields
 
 SPLITS = ("public", "private")
 
@@ -25,7 +25,7 @@ class MetricValue(BaseModel):
 
 
 class ScoreOutcome(BaseModel):
-    """What a scorer returns for one set of items (ARCHITECTURE §3 scorer result)."""
+    """What a scorer returns for one set of items: metric values, breakdown, coverage, reconstructed fields."""
 
     model_config = ConfigDict(allow_inf_nan=False, extra="ignore")
 
@@ -61,7 +61,7 @@ def validate_items(model: type[BaseModel], items: Sequence[Any], loc: tuple[str 
         return TypeAdapter(list[model]).validate_python(list(items))  # type: ignore[valid-type]
     except ValidationError as exc:
         errors = [{"loc": ["body", *loc, *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()[:50]]
-        raise ApiError(422, "items failed validation", errors=errors) from exc
+        raise InvalidFields("items failed validation", errors) from exc
 
 
 def check_unique(items: Sequence[Any], loc: tuple[str | int, ...]) -> None:

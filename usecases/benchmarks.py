@@ -1,0 +1,441 @@
+"""Benchmarks: registration, immutable answer-key versions, scoring against a version, re-scoring, leaderboards
+(one row per model, deterministic ranking, keyset cursors) and the paired comparison of two submissions."""
+
+from __future__ import annotations
+
+import bisect
+import json
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import Connection
+
+from db.repositories import benchmarks as bench_repo
+from db.repositories import submissions as sub_repo
+from db.repositories.benchmarks import BenchmarkRow, VersionRow
+from db.repositories.jobs import JobRow
+from db.repositories.submissions import ScoreRow
+from service.errors import InvalidInput
+from service.registry import SCORERS, Progress, ScorerSpec, no_progress
+from service.stats import mcnemar, paired_bootstrap
+from usecases import cursors
+from usecases.api_keys import Principal, require
+from usecases.clock import utc_iso
+from usecases.errors import Conflict, Forbidden, InvalidFields, NotFound, invalid
+from usecases.scoring import canonical_key, check_unique, score_by_split, validate_items
+
+if TYPE_CHECKING:
+    from usecases.services import Services
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """A benchmark with its scorer and validated scorer params."""
+
+    benchmark: BenchmarkRow
+    spec: ScorerSpec
+    params: Any
+
+
+def load(conn: Connection, benchmark_id: str) -> Loaded:
+    """The benchmark, its scorer and validated scorer params; ``NotFound`` when unknown."""
+    row = bench_repo.get(conn, benchmark_id)
+    if row is None:
+        raise NotFound(f"no benchmark {benchmark_id!r}")
+    spec = SCORERS[row.scorer]
+    return Loaded(row, spec, spec.params_model.model_validate_json(row.scorer_params))
+
+
+_KEY_CACHE: OrderedDict[tuple[str, int, str], list[Any]] = OrderedDict()
+_KEY_CACHE_SIZE = 16
+
+
+def key_items(conn: Connection, loaded: Loaded, version: int) -> list[Any]:
+    """The validated items of an answer-key version. Versions are immutable, so validated items are kept in a
+    small per-process LRU keyed on (benchmark, version, scorer version)."""
+    cache_key = (loaded.benchmark.id, version, loaded.spec.version)
+    if cache_key in _KEY_CACHE:
+        _KEY_CACHE.move_to_end(cache_key)
+        return _KEY_CACHE[cache_key]
+    text = bench_repo.version_items(conn, loaded.benchmark.id, version)
+    assert text is not None
+    items = validate_items(loaded.spec.answer_key_item_model, json.loads(text), ("answer_key", "items"))
+    _KEY_CACHE[cache_key] = items
+    if len(_KEY_CACHE) > _KEY_CACHE_SIZE:
+        _KEY_CACHE.popitem(last=False)
+    return items
+
+
+def score_and_store(
+    conn: Connection, loaded: Loaded, submission_id: str, version: int, key: list[Any], preds: list[Any]
+) -> dict[str, dict[str, Any]]:
+    """Score ``preds`` per split against ``key`` and store one new scoring (in the caller's transaction)."""
+    outcomes, items = score_by_split(loaded.spec, key, preds, loaded.params)
+    scores = [
+        ScoreRow(split, metric, v["value"], v["ci_low"], v["ci_high"], v["n"])
+        for split, outcome in outcomes.items()
+        for metric, v in outcome["scores"].items()
+    ]
+    details = {split: {k: o[k] for k in ("breakdown", "coverage", "reconstructed")} for split, o in outcomes.items()}
+    sub_repo.insert_scoring(
+        conn,
+        submission_id=submission_id,
+        answer_key_version=version,
+        scorer_version=loaded.spec.version,
+        details=json.dumps(details, sort_keys=True, separators=(",", ":")),
+        when=datetime.now(UTC),
+        scores=scores,
+        item_scores=items,
+    )
+    return outcomes
+
+
+def rescore_all(services: Services, benchmark_id: str, progress: Progress = no_progress) -> int:
+    """Add a new scoring of every stored submission against the current answer-key version; old rows stay.
+
+    Predictions for items the current version no longer has are ignored.
+    """
+    with services.engines.write.begin() as conn:
+        loaded = load(conn, benchmark_id)
+        version = loaded.benchmark.current_version
+        key = key_items(conn, loaded, version)
+        subs = sub_repo.all_for_benchmark(conn, benchmark_id)
+        known = {k.item_id for k in key}
+        for i, sub in enumerate(subs):
+            progress(i / max(len(subs), 1), f"submission {i + 1} of {len(subs)}")
+            preds = validate_items(
+                loaded.spec.prediction_item_model,
+                json.loads(sub_repo.predictions(conn, sub.id)),
+                ("predictions", "items"),
+            )
+            preds = [p for p in preds if p.item_id in known]
+            score_and_store(conn, loaded, sub.id, version, key, preds)
+    return len(subs)
+
+
+def run_rescore_job(services: Services, job: JobRow, progress: Progress) -> None:
+    """The ``rescore`` job kind: re-score every submission of benchmark ``job.name`` against its current version."""
+    rescore_all(services, job.name, progress)
+
+
+# -- registration and answer keys --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BenchmarkView:
+    """A benchmark with the content hash of its current answer-key version (and, for one benchmark, every version)."""
+
+    row: BenchmarkRow
+    sha256: str
+    primary_metric: str
+    versions: list[VersionRow] | None = None
+
+
+@dataclass(frozen=True)
+class CheckedKey:
+    """An answer key validated against its scorer, canonicalised and hashed, with its split sizes."""
+
+    text: str
+    sha256: str
+    n_public: int
+    n_private: int
+
+
+def _checked_key(spec: ScorerSpec, items: list[dict[str, Any]]) -> CheckedKey:
+    key = validate_items(spec.answer_key_item_model, items, ("answer_key", "items"))
+    check_unique(key, ("answer_key", "items"))
+    text, sha = canonical_key(key)
+    n_private = sum(1 for k in key if k.split == "private")
+    return CheckedKey(text, sha, len(key) - n_private, n_private)
+
+
+def _owner_or_admin(principal: Principal, row: BenchmarkRow) -> None:
+    if not principal.is_admin and principal.key_id != row.owner_key_id:
+        raise Forbidden("only the benchmark's owner or an admin may do this")
+
+
+def create_benchmark(
+    services: Services,
+    principal: Principal,
+    *,
+    name: str,
+    scorer: str,
+    description: str,
+    scorer_params: dict[str, Any],
+    max_submissions_per_day: int,
+    answer_key: list[dict[str, Any]],
+) -> BenchmarkView:
+    """Register a benchmark with its scorer, fixed scorer params and answer key (version 1). A daily quota of 0
+    means the server default."""
+    require(principal, "benchmarks:write")
+    spec = SCORERS.get(scorer)
+    if spec is None:
+        raise InvalidInput(f"unknown scorer {scorer!r}; see GET /v1/scorers", ("scorer",))
+    try:
+        params = spec.params_model.model_validate(scorer_params)
+    except ValidationError as exc:
+        errors = [
+            {"loc": ["body", "scorer_params", *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()
+        ]
+        raise InvalidFields("scorer_params failed validation", errors) from exc
+    key = _checked_key(spec, answer_key)
+    now = datetime.now(UTC)
+    row = BenchmarkRow(
+        id=str(uuid.uuid4()),
+        name=name,
+        scorer=scorer,
+        description=description,
+        scorer_params=json.dumps(params.model_dump(mode="json"), sort_keys=True, separators=(",", ":")),
+        max_submissions_per_day=max_submissions_per_day or services.settings.submissions_per_day,
+        owner_key_id=principal.key_id,
+        current_version=1,
+        created_at=now,
+    )
+    with services.engines.write.begin() as conn:
+        if not bench_repo.create(conn, row, VersionRow(1, key.sha256, key.n_public, key.n_private, now), key.text):
+            raise Conflict(f"a benchmark named {name!r} exists")
+    return BenchmarkView(row, key.sha256, spec.primary_metric)
+
+
+def list_benchmarks(services: Services, limit: int, cursor: str | None) -> tuple[list[BenchmarkView], str | None]:
+    """Benchmarks ordered by name and the cursor of the next page."""
+    after = cursors.decode_str(cursor)
+    with services.engines.read.connect() as conn:
+        rows = bench_repo.list_all(conn, limit + 1, after)
+        page = rows[:limit]
+        shas = bench_repo.current_sha256(conn, [r.id for r in page])
+    views = [BenchmarkView(r, shas[r.id], SCORERS[r.scorer].primary_metric) for r in page]
+    return views, (cursors.encode(page[-1].name) if len(rows) > limit else None)
+
+
+def get_benchmark(services: Services, benchmark_id: str) -> BenchmarkView:
+    """One benchmark with every answer-key version (content hash and split sizes; never the items)."""
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+        versions = bench_repo.versions(conn, benchmark_id)
+    row = loaded.benchmark
+    return BenchmarkView(row, versions[row.current_version - 1].sha256, loaded.spec.primary_metric, versions)
+
+
+@dataclass(frozen=True)
+class NewVersion:
+    """Outcome of an answer-key upload: the version, whether it is new, and how the re-scoring runs."""
+
+    version: int
+    sha256: str
+    created: bool
+    rescored: int | None
+    rescore_job: JobRow | None
+
+
+def put_answer_key(
+    services: Services, principal: Principal, benchmark_id: str, items: list[dict[str, Any]], client: str | None
+) -> NewVersion:
+    """A new immutable answer-key version (identical content returns the existing version) and a re-scoring of
+    every stored submission against it: as a job when a queue runs, else inline."""
+    require(principal, "benchmarks:write")
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+    _owner_or_admin(principal, loaded.benchmark)
+    key = _checked_key(loaded.spec, items)
+    with services.engines.write.begin() as conn:
+        existing = bench_repo.version_by_sha(conn, benchmark_id, key.sha256)
+        if existing is None:
+            added = bench_repo.add_version(
+                conn, benchmark_id, key.sha256, key.text, key.n_public, key.n_private, datetime.now(UTC)
+            )
+    if existing is not None:
+        return NewVersion(existing.version, key.sha256, False, 0, None)
+    if services.jobs.available:
+        job = services.jobs.submit(
+            kind="rescore",
+            name=benchmark_id,
+            version="1",
+            params_json=json.dumps({"answer_key_version": added.version}),
+            api_key_id=principal.key_id,
+            client=client,
+        )
+        return NewVersion(added.version, key.sha256, True, None, job)
+    return NewVersion(added.version, key.sha256, True, rescore_all(services, benchmark_id), None)
+
+
+def rescore(services: Services, principal: Principal, benchmark_id: str) -> tuple[int, int]:
+    """Admin: a new scoring of every submission against the current version; returns (version, how many)."""
+    require(principal, "admin")
+    n = rescore_all(services, benchmark_id)
+    with services.engines.read.connect() as conn:
+        return load(conn, benchmark_id).benchmark.current_version, n
+
+
+# -- leaderboards ------------------------------------------------------------------------------------------------
+
+
+def check_split(split: str, principal: Principal | None) -> None:
+    if split == "private" and (principal is None or not principal.is_admin):
+        raise Forbidden("private-split scores are visible to admins only")
+
+
+SortKey = tuple[float, float, str, str]
+
+
+def _sort_key(row: dict[str, Any], metric: str, sign: float) -> SortKey:
+    """Best first by metric value, then by ci_low, then the earlier submission, then the submission id."""
+    s = row["scores"][metric]
+    ci = sign * s["ci_low"] if s["ci_low"] is not None else float("inf")
+    return (sign * s["value"], ci, utc_iso(row["submitted_at"]), row["submission_id"])
+
+
+def _encode_rank_cursor(key: SortKey) -> str:
+    """Keyset cursor of a leaderboard page: the sort key of its last row (a missing ci_low as null)."""
+    value, ci, submitted_at, submission_id = key
+    return cursors.encode([value, None if ci == float("inf") else ci, submitted_at, submission_id])
+
+
+def _decode_rank_cursor(cursor: str) -> SortKey:
+    key = cursors.decode(cursor)
+    ok = (
+        isinstance(key, list)
+        and len(key) == 4
+        and isinstance(key[0], int | float)
+        and (key[1] is None or isinstance(key[1], int | float))
+        and all(isinstance(k, str) for k in key[2:])
+    )
+    if not ok:
+        raise cursors.invalid_cursor()
+    return (float(key[0]), float("inf") if key[1] is None else float(key[1]), key[2], key[3])
+
+
+def rank_submissions(
+    rows: list[dict[str, Any]], metric: str, higher_is_better: bool, rank_by: str
+) -> tuple[list[dict[str, Any]], list[SortKey]]:
+    """One row per model (its best or latest submission), best first with deterministic ties. Returns the rows
+    with their ``rank`` and their sort keys (ascending: the keyset for cursors)."""
+    sign = -1.0 if higher_is_better else 1.0
+    chosen: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        if metric not in r["scores"]:
+            continue
+        cur = chosen.get(r["model"])
+        if cur is None:
+            chosen[r["model"]] = r
+        elif rank_by == "latest":
+            if (utc_iso(r["submitted_at"]), r["submission_id"]) > (utc_iso(cur["submitted_at"]), cur["submission_id"]):
+                chosen[r["model"]] = r
+        elif _sort_key(r, metric, sign) < _sort_key(cur, metric, sign):
+            chosen[r["model"]] = r
+    ordered = sorted(chosen.values(), key=lambda r: _sort_key(r, metric, sign))
+    return [{"rank": i + 1, **r} for i, r in enumerate(ordered)], [_sort_key(r, metric, sign) for r in ordered]
+
+
+@dataclass(frozen=True)
+class LeaderboardPage:
+    benchmark_id: str
+    split: str
+    metric: str
+    higher_is_better: bool
+    rank_by: str
+    answer_key_version: int
+    rows: list[dict[str, Any]]
+    metrics_present: list[str]
+    next_cursor: str | None
+
+
+def leaderboard(
+    services: Services,
+    principal: Principal | None,
+    benchmark_id: str,
+    *,
+    split: str,
+    metric: str | None,
+    rank_by: str,
+    limit: int,
+    cursor: str | None,
+) -> LeaderboardPage:
+    """A page of the ranked leaderboard of the current answer-key version (withdrawn submissions hidden)."""
+    check_split(split, principal)
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+        version = loaded.benchmark.current_version
+        scored = sub_repo.latest_scores(conn, benchmark_id, version, split)
+    spec = loaded.spec
+    metric = metric or spec.primary_metric
+    if metric not in spec.metrics:
+        raise invalid(f"unknown metric {metric!r}", ("query", "metric"), "enum", f"one of {sorted(spec.metrics)}")
+    higher = spec.metrics[metric].higher_is_better
+    ranked, keys = rank_submissions(scored, metric, higher, rank_by)
+    start = bisect.bisect_right(keys, _decode_rank_cursor(cursor)) if cursor else 0
+    page = [{**r, "answer_key_version": version} for r in ranked[start : start + limit]]
+    more = start + limit < len(ranked)
+    return LeaderboardPage(
+        benchmark_id=benchmark_id,
+        split=split,
+        metric=metric,
+        higher_is_better=higher,
+        rank_by=rank_by,
+        answer_key_version=version,
+        rows=page,
+        metrics_present=[m for m in spec.metrics if any(m in r["scores"] for r in ranked)],
+        next_cursor=_encode_rank_cursor(keys[start + limit - 1]) if more else None,
+    )
+
+
+# -- paired comparison -------------------------------------------------------------------------------------------
+
+
+class Comparison(BaseModel):
+    a: str
+    b: str
+    split: str
+    n_common: int
+    test: str
+    mean_a: float
+    mean_b: float
+    result: dict[str, Any]
+
+
+def compare(
+    services: Services,
+    principal: Principal | None,
+    benchmark_id: str,
+    a: str,
+    b: str,
+    *,
+    split: str,
+    n_resamples: int,
+    seed: int,
+) -> Comparison:
+    """Paired comparison of two submissions on their common items of the current version: exact McNemar when
+    every per-item score is 0/1, else a seeded paired percentile bootstrap of the mean difference."""
+    check_split(split, principal)
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+        version = loaded.benchmark.current_version
+        per = {}
+        for name, sid in (("a", a), ("b", b)):
+            sub = sub_repo.get(conn, sid)
+            scoring = sub_repo.latest_scoring(conn, sid, version) if sub and sub.benchmark_id == benchmark_id else None
+            if scoring is None:
+                raise NotFound(f"no scored submission {sid!r} in this benchmark")
+            per[name] = {item: v for _, item, v in sub_repo.item_scores(conn, scoring.id, [split])}
+    common = sorted(per["a"].keys() & per["b"].keys())
+    if not common:
+        raise InvalidInput("the two submissions share no scored items in this split", ("b",))
+    xa = np.array([per["a"][i] for i in common])
+    xb = np.array([per["b"][i] for i in common])
+    binary = bool(np.isin(xa, (0.0, 1.0)).all() and np.isin(xb, (0.0, 1.0)).all())
+    result = mcnemar(xa, xb) if binary else paired_bootstrap(xa, xb, n_resamples, seed)
+    return Comparison(
+        a=a,
+        b=b,
+        split=split,
+        n_common=len(common),
+        test="mcnemar_exact" if binary else "paired_bootstrap",
+        mean_a=float(xa.mean()),
+        mean_b=float(xb.mean()),
+        result=result,
+    )

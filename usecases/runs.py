@@ -1,0 +1,167 @@
+"""The run store: canonical params and their hash (the cache key), the per-process LRU of immutable runs,
+computing and storing a run, and reading stored runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+import time
+import uuid
+from collections import OrderedDict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
+
+from pydantic import BaseModel, ValidationError
+
+from db.engine import Engines
+from db.repositories import runs as runs_repo
+from db.repositories.runs import RunRow
+from service.errors import Degenerate
+from usecases.api_keys import Principal
+from usecases.errors import NotFound, Unauthorized
+from usecases.version import CODE_VERSION
+
+if TYPE_CHECKING:
+    from usecases.services import Services
+
+CacheKey = tuple[str, str, str, str]
+"""(kind, name, version, params_sha256): two calls with equal keys get the same run."""
+
+
+def canonical_params(params: BaseModel) -> str:
+    """The validated params with defaults filled in, as JSON with sorted keys and compact separators."""
+    return json.dumps(params.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def sha256_hex(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+_LRU: WeakKeyDictionary[Engines, OrderedDict[CacheKey, RunRow]] = WeakKeyDictionary()
+_LRU_SIZE = 4096
+_LRU_LOCK = threading.Lock()
+
+
+def remember(engines: Engines, row: RunRow) -> RunRow:
+    """Keep a stored run in this process's LRU of the database's runs. Runs are immutable, so any replica may
+    answer from memory."""
+    with _LRU_LOCK:
+        lru = _LRU.setdefault(engines, OrderedDict())
+        lru[(row.kind, row.name, row.version, row.params_sha256)] = row
+        if len(lru) > _LRU_SIZE:
+            lru.popitem(last=False)
+    return row
+
+
+def remembered_run(engines: Engines, key: CacheKey) -> RunRow | None:
+    """The run with this cache key if this process has seen it (memory only, safe on the event loop)."""
+    with _LRU_LOCK:
+        lru = _LRU.get(engines)
+        row = lru.get(key) if lru is not None else None
+        if row is not None:
+            lru.move_to_end(key)  # type: ignore[union-attr]
+        return row
+
+
+def stored_run(engines: Engines, key: CacheKey) -> RunRow | None:
+    """The run with this cache key: from this process's LRU, else from the database (then remembered)."""
+    row = remembered_run(engines, key)
+    if row is not None:
+        return row
+    with engines.read.connect() as conn:
+        row = runs_repo.find_cached(conn, *key)
+    return remember(engines, row) if row is not None else None
+
+
+def compute(produce: Callable[[], Any]) -> tuple[str, float]:
+    """Call ``produce`` and return (result JSON, duration in ms); a non-finite result is ``Degenerate``."""
+    start = time.perf_counter()
+    try:
+        result = produce()
+    except ValidationError as exc:
+        if all(e["type"] == "finite_number" for e in exc.errors()):
+            raise Degenerate("the result is not finite for these parameters") from exc
+        raise
+    duration_ms = (time.perf_counter() - start) * 1000.0
+    return result.model_dump_json(), duration_ms
+
+
+def store_run(
+    engines: Engines, key: CacheKey, params_json: str, result_json: str, duration_ms: float, api_key_id: str | None
+) -> tuple[RunRow, bool]:
+    """Insert the run; returns (stored row, inserted?). A concurrent identical run wins and is returned."""
+    kind, name, version, params_sha256 = key
+    row = RunRow(
+        seq=0,
+        id=str(uuid.uuid4()),
+        kind=kind,
+        name=name,
+        version=version,
+        code_version=CODE_VERSION,
+        params=params_json,
+        params_sha256=params_sha256,
+        result=result_json,
+        duration_ms=round(duration_ms, 3),
+        created_at=datetime.now(UTC),
+        api_key_id=api_key_id,
+    )
+    with engines.write.begin() as conn:
+        stored = runs_repo.insert(conn, row)
+    return remember(engines, stored), stored.id == row.id
+
+
+def compute_and_store(
+    engines: Engines, key: CacheKey, params_json: str, produce: Callable[[], Any], api_key_id: str | None
+) -> tuple[RunRow, bool]:
+    """Return (run, cached): a new run from ``produce()``, or the identical run a concurrent call stored first."""
+    result_json, duration_ms = compute(produce)
+    stored, inserted = store_run(engines, key, params_json, result_json, duration_ms, api_key_id)
+    return stored, not inserted
+
+
+def stored_or_computed(
+    engines: Engines, key: CacheKey, params_json: str, produce: Callable[[], Any], api_key_id: str | None
+) -> tuple[RunRow, bool]:
+    """Return (run, cached): the stored run with this cache key, else a new one from ``produce()``."""
+    existing = stored_run(engines, key)
+    if existing is not None:
+        return existing, True
+    return compute_and_store(engines, key, params_json, produce, api_key_id)
+
+
+def _owner_filter(services: Services, principal: Principal | None) -> dict[str, Any]:
+    """With ``REQUIRE_KEYS`` a key sees its own runs (an admin sees all); otherwise runs are open."""
+    if not services.settings.require_keys:
+        return {}
+    if principal is None:
+        raise Unauthorized("an API key is required")
+    return {} if principal.is_admin else {"only_key": True, "api_key_id": principal.key_id}
+
+
+def list_runs(
+    services: Services,
+    principal: Principal | None,
+    *,
+    kind: str | None,
+    name: str | None,
+    limit: int,
+    before_seq: int | None,
+) -> tuple[list[RunRow], int | None]:
+    """A page of runs, newest first, and the ``seq`` to continue below (None on the last page)."""
+    owner = _owner_filter(services, principal)
+    with services.engines.read.connect() as conn:
+        rows = runs_repo.list_page(conn, kind=kind, name=name, limit=limit + 1, before_seq=before_seq, **owner)
+    page = rows[:limit]
+    return page, (page[-1].seq if len(rows) > limit else None)
+
+
+def get_run(services: Services, principal: Principal | None, run_id: str) -> RunRow:
+    owner = _owner_filter(services, principal)
+    with services.engines.read.connect() as conn:
+        row = runs_repo.get(conn, run_id)
+    if row is None or (owner.get("only_key") and row.api_key_id != owner["api_key_id"]):
+        raise NotFound(f"no run {run_id!r}")
+    return row
