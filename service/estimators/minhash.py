@@ -7,6 +7,7 @@ formulas in :mod:`.minhash_variance`, the Minner estimators in :mod:`.minhash_mi
 """
 
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Annotated, Any, Literal
 
 import numpy as np
@@ -16,15 +17,17 @@ from service.errors import Degenerate, InvalidInput
 from service.estimators.minhash_minner import ESTIMATORS, MinnerObservation, mle_cost
 from service.estimators.minhash_simulate import simulate
 from service.estimators.minhash_sketch import (
-    HASH_VERSION,
+    DEFAULT_HASH_VERSION,
     MAX_ITEM_BYTES,
     Hasher,
     distinct,
     encode_strings,
     hash_bytes,
+    hash_utf8,
     int_codes,
     lemire,
     sentinel,
+    utf8_layout,
 )
 from service.estimators.minhash_variance import (
     circulant_warning,
@@ -65,6 +68,11 @@ UNIVERSE_DOC = (
     "hashed to [0, D) by Lemire multiply-shift (distinct strings may then coincide)."
 )
 Universe = Annotated[int | None, Field(ge=2, le=MAX_UNIVERSE, description=UNIVERSE_DOC)]
+HASH_VERSION_DOC = (
+    "Version of the item hashing: 2 (default; a compiled word hash of the UTF-8 bytes) or 1 (xxh3_64). Sketches "
+    "of different versions never mix. Both versions are kept bit for bit."
+)
+HashVersion = Annotated[Literal[1, 2], Field(description=HASH_VERSION_DOC)]
 SCHEME_DOC = (
     "classic: K independent hash functions. cminhash_sigma_pi: one initial permutation sigma and one "
     "permutation pi shifted circulantly K times (C-MinHash-(sigma,pi)). cminhash_pi_pi: sigma = pi."
@@ -94,7 +102,7 @@ class Sketch(StrictModel):
     scheme: SchemeName = Field(description=SCHEME_DOC)
     seed: Seed
     universe: Universe
-    hash_version: int = Field(ge=1, le=2**31, description="Version of the hashing scheme (currently 1).")
+    hash_version: HashVersion
     n_distinct: int = Field(ge=0, le=2**63 - 1, description=N_DISTINCT_DOC)
     warning: str | None = Field(default=None, max_length=1000, description=WARNING_DOC)
 
@@ -120,6 +128,7 @@ class SketchParams(StrictModel):
     num_perm: NumPerm = 128
     seed: Seed = 0
     universe: Universe = None
+    hash_version: HashVersion = DEFAULT_HASH_VERSION
     sketch: Sketch | None = Field(
         default=None,
         description="An existing sketch to extend with `items` (elementwise minimum); its scheme, num_perm, "
@@ -135,7 +144,7 @@ class SketchResult(ResultModel):
     scheme: str = Field(description=SCHEME_DOC)
     seed: int = Field(description="Seed the hash functions were derived from.")
     universe: int | None = Field(description=UNIVERSE_DOC)
-    hash_version: int = Field(description="Version of the hashing scheme (currently 1).")
+    hash_version: int = Field(description=HASH_VERSION_DOC)
     n_distinct: int = Field(description=N_DISTINCT_DOC)
     warning: str | None = Field(description=WARNING_DOC)
 
@@ -153,6 +162,9 @@ class JaccardParams(StrictModel):
     num_perm: int | None = Field(default=None, ge=1, le=4096, description="Items form only: K (default 128).")
     seed: int | None = Field(default=None, ge=0, le=2**63 - 1, description="Items form only: seed (default 0).")
     universe: Universe = None
+    hash_version: Literal[1, 2] | None = Field(
+        default=None, description="Items form only: hash version (default 2). " + HASH_VERSION_DOC
+    )
 
 
 class JaccardResult(ResultModel):
@@ -264,22 +276,31 @@ class SimulateResult(ResultModel):
     estimators: list[SimulatedEstimator] = Field(description="One row per estimator, hashing and target.")
 
 
-def _item_codes(items: Sequence[str | int], universe: int | None, loc: str) -> np.ndarray:
-    """Universe elements of the items (hash_version 1); InvalidInput names the offending item."""
-    is_str = np.fromiter((type(x) is str for x in items), dtype=bool, count=len(items))
-    str_idx = np.flatnonzero(is_str)
-    int_idx = np.flatnonzero(~is_str)
-    strings = [items[i] for i in str_idx]
+def _string_codes(strings: Sequence[str], index: np.ndarray, version: int, loc: str) -> np.ndarray:
+    """64-bit universe elements of ``str`` items (``index``: their positions, for the error's ``loc``)."""
     try:
-        encoded = encode_strings(strings)
+        buf, starts, stops = utf8_layout(strings)
     except UnicodeEncodeError:
-        bad = next(i for i, s in zip(str_idx, strings, strict=True) if not s.isascii() and _unencodable(s))
+        bad = next(i for i, s in zip(index, strings, strict=True) if not s.isascii() and _unencodable(s))
         raise InvalidInput("string is not valid Unicode (lone surrogate)", loc=(loc, int(bad))) from None
-    lengths = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
-    too_long = np.flatnonzero(lengths > MAX_ITEM_BYTES)
+    too_long = np.flatnonzero(stops - starts > MAX_ITEM_BYTES)
     if len(too_long):
-        raise InvalidInput(f"string item exceeds {MAX_ITEM_BYTES} bytes in UTF-8", loc=(loc, int(str_idx[too_long[0]])))
-    str_codes = hash_bytes(encoded)
+        raise InvalidInput(f"string item exceeds {MAX_ITEM_BYTES} bytes in UTF-8", loc=(loc, int(index[too_long[0]])))
+    if version == 1:
+        return hash_bytes(encode_strings(strings))
+    return hash_utf8(buf, starts, stops)
+
+
+def _item_codes(items: Sequence[str | int], universe: int | None, loc: str, version: int) -> np.ndarray:
+    """Universe elements of the items under hash ``version``; InvalidInput names the offending item."""
+    if set(map(type, items)) <= {str}:
+        str_idx, int_idx = np.arange(len(items)), np.empty(0, dtype=np.int64)
+        strings: Sequence[str] = items  # type: ignore[assignment]
+    else:
+        is_str = np.fromiter(map(isinstance, items, repeat(str)), dtype=bool, count=len(items))
+        str_idx, int_idx = np.flatnonzero(is_str), np.flatnonzero(~is_str)
+        strings = [items[i] for i in str_idx]
+    str_codes = _string_codes(strings, str_idx, version, loc)
     ints = np.array([items[i] for i in int_idx], dtype=np.int64)
     if universe is None:
         return np.concatenate([str_codes, int_codes(ints)])
@@ -313,14 +334,16 @@ def _check_scheme(scheme: str, num_perm: int, universe: int | None) -> None:
         )
 
 
-def _sketch_result(values: np.ndarray, scheme: str, k: int, seed: int, universe: int | None, n: int) -> SketchResult:
+def _sketch_result(
+    values: np.ndarray, scheme: str, k: int, seed: int, universe: int | None, n: int, version: int
+) -> SketchResult:
     return SketchResult(
         hashvalues=[str(int(x)) for x in values],
         num_perm=k,
         scheme=scheme,
         seed=seed,
         universe=universe,
-        hash_version=HASH_VERSION,
+        hash_version=version,
         n_distinct=n,
         warning=None if scheme == "classic" else circulant_warning(universe, k),
     )
@@ -341,15 +364,15 @@ def sketch_fn(p: SketchParams, progress: Progress) -> SketchResult:
     """``minhash.sketch``: the K minima of the items, optionally merged into an existing sketch."""
     if p.sketch is not None:
         ref = {"scheme": p.scheme, "num_perm": p.num_perm, "seed": p.seed, "universe": p.universe}
-        _check_compatible({**ref, "hash_version": HASH_VERSION}, p.sketch, "sketch")
+        _check_compatible({**ref, "hash_version": p.hash_version}, p.sketch, "sketch")
     _check_scheme(p.scheme, p.num_perm, p.universe)
-    codes = distinct(_item_codes(p.items, p.universe, "items"))
-    (values,) = Hasher(p.scheme, p.num_perm, p.seed, p.universe).minima([codes], progress)
+    codes = distinct(_item_codes(p.items, p.universe, "items", p.hash_version))
+    (values,) = Hasher(p.scheme, p.num_perm, p.seed, p.universe, p.hash_version).minima([codes], progress)
     n = len(codes)
     if p.sketch is not None:
         values = np.minimum(values, p.sketch.values())
         n += p.sketch.n_distinct
-    return _sketch_result(values, p.scheme, p.num_perm, p.seed, p.universe, n)
+    return _sketch_result(values, p.scheme, p.num_perm, p.seed, p.universe, n, p.hash_version)
 
 
 def sketch_cost(p: SketchParams) -> float:
@@ -363,12 +386,11 @@ def _jaccard_sketches(p: JaccardParams, progress: Progress) -> tuple[np.ndarray,
     if sketch_form == items_form:
         raise InvalidInput("give exactly one of the forms: sketches (a, b) or item lists (items_a, items_b)")
     if sketch_form:
-        for name in ("scheme", "num_perm", "seed", "universe"):
+        for name in ("scheme", "num_perm", "seed", "universe", "hash_version"):
             if getattr(p, name) is not None:
                 raise InvalidInput(f"{name} applies only to the items form", loc=(name,))
         if p.a is None or p.b is None:
             raise InvalidInput("both sketches are required", loc=("a" if p.a is None else "b",))
-        _check_compatible({"hash_version": HASH_VERSION}, p.a, "a")
         ref = {n: getattr(p.a, n) for n in ("scheme", "num_perm", "seed", "universe", "hash_version")}
         _check_compatible(ref, p.b, "b")
         return p.a.values(), p.b.values(), p.a.num_perm, p.a.universe
@@ -377,11 +399,12 @@ def _jaccard_sketches(p: JaccardParams, progress: Progress) -> tuple[np.ndarray,
     scheme = p.scheme or "cminhash_sigma_pi"
     k = p.num_perm or 128
     _check_scheme(scheme, k, p.universe)
+    version = p.hash_version or DEFAULT_HASH_VERSION
     codes = [
-        distinct(_item_codes(p.items_a, p.universe, "items_a")),
-        distinct(_item_codes(p.items_b, p.universe, "items_b")),
+        distinct(_item_codes(p.items_a, p.universe, "items_a", version)),
+        distinct(_item_codes(p.items_b, p.universe, "items_b", version)),
     ]
-    va, vb = Hasher(scheme, k, p.seed or 0, p.universe).minima(codes, progress)
+    va, vb = Hasher(scheme, k, p.seed or 0, p.universe, version).minima(codes, progress)
     return va, vb, k, p.universe
 
 
@@ -406,7 +429,6 @@ def jaccard_cost(p: JaccardParams) -> float:
 def minner_fn(p: MinnerParams, progress: Progress) -> MinnerResult:
     """``minhash.minner``: C, M and the chosen intersection estimator (spec a.1 "Minner estimator")."""
     sk = p.sketch
-    _check_compatible({"hash_version": HASH_VERSION}, sk, "sketch")
     stored = sk.values()
     if bool(np.all(stored == sentinel(sk.universe))):
         raise InvalidInput("the stored sketch is empty", loc=("sketch",))
@@ -416,8 +438,9 @@ def minner_fn(p: MinnerParams, progress: Progress) -> MinnerResult:
     universe = U64 if sk.universe is None else sk.universe
     if n_y > universe:
         raise InvalidInput(f"stored_size exceeds the universe {universe}", loc=("stored_size",))
-    codes = distinct(_item_codes(p.items, sk.universe, "items"))
-    coll, minner = Hasher(sk.scheme, sk.num_perm, sk.seed, sk.universe).minner_counts(codes, stored, progress)
+    codes = distinct(_item_codes(p.items, sk.universe, "items", sk.hash_version))
+    hasher = Hasher(sk.scheme, sk.num_perm, sk.seed, sk.universe, sk.hash_version)
+    coll, minner = hasher.minner_counts(codes, stored, progress)
     obs = MinnerObservation(coll, minner, stored, len(codes), n_y, universe)
     v = min(max(ESTIMATORS[p.estimator](obs, progress), 0.0), float(min(obs.n_x, n_y)))
     return MinnerResult(
@@ -551,11 +574,12 @@ def simulate_plot(result: SimulateResult) -> Any:
     return fig
 
 
-_COMMON = {"version": "1", "family": "minhash", "paper": PAPER, "citation": CITATION}
+_COMMON = {"family": "minhash", "paper": PAPER, "citation": CITATION}
 SPECS = [
     register(
         EstimatorSpec(
             name="minhash.sketch",
+            version="2",
             summary="MinHash / C-MinHash sketch of a set (classic, C-MinHash-(sigma,pi), C-MinHash-(pi,pi)).",
             params_model=SketchParams,
             result_model=SketchResult,
@@ -570,6 +594,7 @@ SPECS = [
     register(
         EstimatorSpec(
             name="minhash.jaccard",
+            version="2",
             summary="Jaccard similarity from two MinHash sketches (or two item lists).",
             params_model=JaccardParams,
             result_model=JaccardResult,
@@ -584,6 +609,7 @@ SPECS = [
     register(
         EstimatorSpec(
             name="minhash.minner",
+            version="2",
             summary="Minner / Newton / MLE estimate of |X ∩ Y| from the query X and the sketch of Y.",
             params_model=MinnerParams,
             result_model=MinnerResult,
@@ -598,6 +624,7 @@ SPECS = [
     register(
         EstimatorSpec(
             name="minhash.variance",
+            version="1",
             summary="Exact and approximate C-MinHash variance vs J(1-J)/K, and the approximate Minner MSE.",
             params_model=VarianceParams,
             result_model=VarianceResult,
@@ -612,6 +639,7 @@ SPECS = [
     register(
         EstimatorSpec(
             name="minhash.simulate",
+            version="1",
             summary="Monte-Carlo mean, variance and MSE of classical MinHash, C-MinHash and Minner.",
             params_model=SimulateParams,
             result_model=SimulateResult,

@@ -1,23 +1,29 @@
-"""Hashing and sketching core of the MinHash family (spec (a), a.1 "Hashing arbitrary items into [D]").
+"""Hashing and sketching core of the MinHash family: item codes, keyed mixers, minima and Minner counts.
 
-``HASH_VERSION = 1`` fixes every function below; any change to a value it produces bumps the version.
+Two hash versions are served; every value a version produces is fixed forever (a change means a new version).
+Version 2 is the default; version 1 stays available bit for bit for sketches made with it.
 
-* Universe element of an item. ``universe=None`` (the hashed 64-bit universe): a ``str`` is hashed as its UTF-8
-  bytes with ``xxhash.xxh3_64`` (seed 0); an ``int`` is its 8-byte little-endian two's complement read as a uint64
-  (the identity on the bit pattern; the keyed mixer sigma below randomises it). ``universe=D``: an ``int`` in
-  ``[0, D)`` is the position itself, a ``str`` goes to ``(xxh3_64(utf8) * D) >> 64`` (Lemire multiply-shift).
+* Universe element of an item. ``universe=None`` (the hashed 64-bit universe): a ``str`` is hashed from its UTF-8
+  bytes: version 1 with ``xxhash.xxh3_64`` (seed 0); version 2 with the chained hash
+  ``h_0 = (len + 1) * 0x9E3779B97F4A7C15``, ``h_j = fmix64(h_{j-1} ^ w_j)`` over the little-endian 8-byte words
+  ``w_j`` of the bytes (the last one zero-padded), injective among strings of one length. An ``int`` is its 8-byte
+  two's complement read as a uint64 (the keyed mixer sigma randomises it). ``universe=D``: an ``int`` in ``[0, D)``
+  is the position itself, a ``str`` goes to ``(h * D) >> 64`` (Lemire multiply-shift) of its 64-bit hash.
 * Keys: ``key_j = splitmix64(seed + (j + 1) * 0x9E3779B97F4A7C15)``; key_0 keys sigma, key_1 keys pi,
   key_{1+k} is the offset of the k-th classic hash.
 * 64-bit universe, ``fmix64`` = murmur3 finaliser (a bijection of uint64), ``mix64`` = fmix64 without its final
   ``x ^= x >> 33`` (see :func:`fmix64`), all arithmetic mod 2^64: sigma(z) = fmix64(z ^ key_0),
   pi(z) = mix64(z + key_1), pi_k(z) = pi(z + k) for k = 1..K (circulant shift);
   classic: h_k(x) = mix64(sigma(u) + key_{1+k}); cminhash_sigma_pi: h_k = pi(sigma(u) + k);
-  cminhash_pi_pi: h_k = pi(pi(u) + k).
-* Universe D: ``rng = np.random.default_rng([1, seed, D])`` (hash_version, seed, D); classic draws pi_1..pi_K
+  cminhash_pi_pi: h_k = pi(pi(u) + k). These are the same in both versions.
+* Universe D: ``rng = np.random.default_rng([version, seed, D])``; classic draws pi_1..pi_K
   with successive ``rng.permutation(D)``; sigma_pi draws sigma then pi; pi_pi draws pi. h_k(x) = pi_k[p] (classic),
   pi[(sigma[p] + k) mod D] (sigma_pi), pi[(pi[p] + k) mod D] (pi_pi). This relies on numpy keeping the
-  ``Generator.permutation`` stream; if it ever changes, the hash version is bumped.
+  ``Generator.permutation`` stream; if it ever changes, a new version is made.
 * An empty sketch holds the sentinel ``2^64 - 1`` (64-bit universe) or ``D`` (universe D) in every slot.
+
+The 64-bit-universe minima and Minner counts run in compiled loops (:mod:`.minhash_kernels`): one fused pass per
+(item, hash) pair, spread over the cores; the explicit-permutation universe uses the numpy tiles below.
 """
 
 from collections.abc import Iterator, Sequence
@@ -25,9 +31,11 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import xxhash
 
+from service.estimators.minhash_kernels import run_split
 from service.registry import Progress, no_progress
 
-HASH_VERSION = 1
+HASH_VERSIONS = (1, 2)
+DEFAULT_HASH_VERSION = 2
 SCHEMES: tuple[str, ...] = ("classic", "cminhash_sigma_pi", "cminhash_pi_pi")
 U64_MAX = np.uint64(2**64 - 1)
 MAX_ITEM_BYTES = 1024
@@ -61,7 +69,7 @@ def fmix64(x: np.ndarray, tmp: np.ndarray | None = None, final: bool = True) -> 
 
 
 def derive_keys(seed: int, count: int) -> np.ndarray:
-    """``count`` uint64 keys from the splitmix64 stream started at ``seed`` (hash_version 1)."""
+    """``count`` uint64 keys from the splitmix64 stream started at ``seed`` (both versions)."""
     j = np.arange(1, count + 1, dtype=np.uint64)
     z = np.uint64(seed % 2**64) + j * np.uint64(_GOLDEN)
     z = (z ^ (z >> np.uint64(30))) * _SM_C1
@@ -80,8 +88,44 @@ def hash_bytes(data: Sequence[bytes]) -> np.ndarray:
 
 
 def hash_strings(strings: Sequence[str]) -> np.ndarray:
-    """Universe element (64-bit) of each ``str`` item: xxh3_64 of its UTF-8 bytes."""
+    """Universe element (64-bit) of each ``str`` item, version 1: xxh3_64 of its UTF-8 bytes."""
     return np.fromiter(map(xxhash.xxh3_64_intdigest, map(str.encode, strings)), dtype=np.uint64, count=len(strings))
+
+
+def utf8_layout(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(buffer, starts, stops)``: the UTF-8 bytes of all strings back to back and each one's byte range.
+
+    One join and one encode for the whole list; the boundaries come from the NUL separators unless a string
+    holds a NUL itself (then from the per-string lengths). Raises UnicodeEncodeError on a lone surrogate.
+    """
+    n = len(strings)
+    joined = "\0".join(strings).encode()
+    buf = np.frombuffer(joined, dtype=np.uint8)
+    cuts = np.flatnonzero(buf == 0)
+    if len(cuts) == max(n - 1, 0):
+        starts = np.empty(n, dtype=np.int64)
+        stops = np.empty(n, dtype=np.int64)
+        if n:
+            starts[0], stops[-1] = 0, len(buf)
+            starts[1:], stops[:-1] = cuts + 1, cuts
+        return buf, starts, stops
+    lengths = np.fromiter(map(len, encode_strings(strings)), dtype=np.int64, count=n)
+    stops = np.cumsum(lengths)
+    buf = np.frombuffer(b"".join(encode_strings(strings)), dtype=np.uint8)
+    return buf, stops - lengths, stops
+
+
+def hash_utf8(buf: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndarray:
+    """Universe element (64-bit) of each byte range, version 2: the chained fmix64 word hash (module docstring)."""
+    n = len(starts)
+    out = np.empty(n, dtype=np.uint64)
+    run_split("string_hash", n, int(stops[-1] - starts[0]) if n else 0, lambda: (out,), buf, starts, stops)
+    return out
+
+
+def hash_strings_v2(strings: Sequence[str]) -> np.ndarray:
+    """Universe element (64-bit) of each ``str`` item, version 2."""
+    return hash_utf8(*utf8_layout(strings))
 
 
 def int_codes(ints: np.ndarray) -> np.ndarray:
@@ -113,35 +157,40 @@ def sentinel(universe: int | None) -> np.uint64:
     return U64_MAX if universe is None else np.uint64(universe)
 
 
-def _permutations(seed: int, universe: int, count: int) -> Iterator[np.ndarray]:
-    """The ``count`` explicit permutations of ``[D]`` of hash_version 1, as uint32 arrays."""
-    rng = np.random.default_rng([HASH_VERSION, seed, universe])
+def _permutations(version: int, seed: int, universe: int, count: int) -> Iterator[np.ndarray]:
+    """The ``count`` explicit permutations of ``[D]`` of a hash version, as uint32 arrays."""
+    rng = np.random.default_rng([version, seed, universe])
     for _ in range(count):
         yield rng.permutation(universe).astype(np.uint32)
 
 
 class Hasher:
-    """The K hash functions of one (scheme, num_perm, seed, universe), applied to deduplicated codes.
+    """The K hash functions of one (scheme, num_perm, seed, universe, version), applied to deduplicated codes.
 
     ``codes`` are universe elements (uint64: 64-bit values, or positions in ``[0, D)``). ``tiles(codes)`` yields
     ``(cols, values)``: ``values[j, i]`` is hash ``cols.start + j`` of the i-th item of some block (uint64, or uint32
     for an explicit universe), so a caller reduces (min, compare) over axis 1 without the full ``K x n`` matrix.
     """
 
-    def __init__(self, scheme: str, num_perm: int, seed: int, universe: int | None) -> None:
+    def __init__(
+        self, scheme: str, num_perm: int, seed: int, universe: int | None, version: int = DEFAULT_HASH_VERSION
+    ) -> None:
         if scheme not in SCHEMES:
             raise ValueError(f"unknown scheme {scheme!r}")
+        if version not in HASH_VERSIONS:
+            raise ValueError(f"unknown hash version {version!r}")
         if universe is not None and scheme != "classic" and num_perm > universe:
             raise ValueError("circulant schemes need num_perm <= universe")
         self.scheme = scheme
         self.num_perm = num_perm
         self.seed = seed
         self.universe = universe
+        self.version = version
         self._perms: list[np.ndarray] = []
         if universe is not None and scheme != "classic":
-            self._perms = list(_permutations(seed, universe, 2 if scheme == "cminhash_sigma_pi" else 1))
+            self._perms = list(_permutations(version, seed, universe, 2 if scheme == "cminhash_sigma_pi" else 1))
 
-    def _bases(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def bases(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-item base values ``w`` and per-hash offsets ``o`` (64-bit universe: h_k = mix64(w + o_k))."""
         k = self.num_perm
         keys = derive_keys(self.seed, 2 + k)
@@ -153,7 +202,7 @@ class Hasher:
         return fmix64(codes + keys[1], final=False) + keys[1], offsets
 
     def tiles(self, codes: np.ndarray) -> Iterator[tuple[slice, slice, np.ndarray, float]]:
-        """``(rows, cols, values, done)`` tile by tile; a tile is only valid until the next one is requested.
+        """Explicit universe D: ``(rows, cols, values, done)`` tile by tile, each valid until the next is requested.
 
         ``values[j, i] = h_{cols.start + j + 1}(codes[rows.start + i])``; ``done`` is the fraction of the work
         finished after this tile.
@@ -161,26 +210,8 @@ class Hasher:
         n, k = len(codes), self.num_perm
         if n == 0:
             return
-        if self.universe is None:
-            w, offsets = self._bases(codes)
-            rows = min(n, 1 << 15)
-            cols = max(1, min(k, _TILE // rows))
-            buf, tmp = np.empty((cols, rows), dtype=np.uint64), np.empty((cols, rows), dtype=np.uint64)
-            for r0 in range(0, n, rows):
-                wr = w[None, r0 : r0 + rows]
-                for c0 in range(0, k, cols):
-                    c1 = min(c0 + cols, k)
-                    x, t = buf[: c1 - c0, : wr.shape[1]], tmp[: c1 - c0, : wr.shape[1]]
-                    np.add(offsets[c0:c1, None], wr, out=x)
-                    yield (
-                        slice(r0, r0 + rows),
-                        slice(c0, c1),
-                        fmix64(x, t, False),
-                        (r0 * k + c1 * wr.shape[1]) / (n * k),
-                    )
-            return
         if self.scheme == "classic":
-            for c, perm in enumerate(_permutations(self.seed, self.universe, k)):
+            for c, perm in enumerate(_permutations(self.version, self.seed, self.universe, k)):
                 for r0 in range(0, n, _TILE):
                     rows = slice(r0, r0 + _TILE)
                     yield rows, slice(c, c + 1), perm[None, codes[rows]], (c + min(1.0, (r0 + _TILE) / n)) / k
@@ -200,6 +231,12 @@ class Hasher:
     def minima(self, code_sets: Sequence[np.ndarray], progress: Progress = no_progress) -> np.ndarray:
         """Sketches ``(len(code_sets), K)``: row g holds ``min_{x in set g} h_k(x)``, k = 1..K (the sentinel for
         an empty set). All sets go through one pass over the hash functions (explicit permutations drawn once)."""
+        if self.universe is None:
+            return (
+                np.stack([self._compiled_minima(c, progress) for c in code_sets])
+                if len(code_sets)
+                else (np.empty((0, self.num_perm), dtype=np.uint64))
+            )
         sizes = np.array([len(c) for c in code_sets], dtype=np.int64)
         bounds = np.concatenate([[0], np.cumsum(sizes)])
         codes = np.concatenate(code_sets) if len(code_sets) else np.empty(0, dtype=np.uint64)
@@ -223,10 +260,35 @@ class Hasher:
             report(done)
         return out
 
+    def _compiled_minima(self, codes: np.ndarray, progress: Progress) -> np.ndarray:
+        """64-bit universe: ``min_x mix64(w_x + o_k)`` for every k in one compiled pass per chunk of items."""
+        k = self.num_perm
+        progress(0.0, "hashing items")
+        if len(codes) == 0:
+            return np.full(k, U64_MAX, dtype=np.uint64)
+        w, offsets = self.bases(np.ascontiguousarray(codes, dtype=np.uint64))
+        parts = run_split("minima", len(w), len(w) * k, lambda: (np.full(k, U64_MAX, dtype=np.uint64),), w, offsets)
+        progress(1.0, "hashing items")
+        return np.minimum.reduce([out for (out,) in parts])
+
     def minner_counts(
         self, codes: np.ndarray, stored: np.ndarray, progress: Progress = no_progress
     ) -> tuple[np.ndarray, np.ndarray]:
         """Per hash: c_k = [r_k in h_k(X)] and m_k = #{x in X : h_k(x) < r_k} for the stored minima r."""
+        if self.universe is None:
+            k = self.num_perm
+            w, offsets = self.bases(np.ascontiguousarray(codes, dtype=np.uint64))
+            parts = run_split(
+                "minner",
+                len(w),
+                len(w) * k,
+                lambda: (np.zeros(k, dtype=np.bool_), np.zeros(k, dtype=np.int64)),
+                w,
+                offsets,
+                np.ascontiguousarray(stored, dtype=np.uint64),
+            )
+            progress(1.0, "hashing query items")
+            return np.logical_or.reduce([c for c, _ in parts]), np.add.reduce([m for _, m in parts])
         coll = np.zeros(self.num_perm, dtype=bool)
         minner = np.zeros(self.num_perm, dtype=np.int64)
         report = _Throttle(progress, "hashing query items")

@@ -20,6 +20,7 @@ from service.estimators.minhash_sketch import (
     distinct,
     fmix64,
     hash_strings,
+    hash_strings_v2,
     int_codes,
     lemire,
     pairwise_collisions,
@@ -64,6 +65,15 @@ def ref_splitmix64(seed: int, n: int) -> list[int]:
     return out
 
 
+def ref_v2_string(text: str) -> int:
+    """Hash version 2 of a string on Python ints (reference): chained fmix64 over 8-byte little-endian words."""
+    data = text.encode()
+    h = ((len(data) + 1) * 0x9E3779B97F4A7C15) & M64
+    for i in range(0, len(data), 8):
+        h = ref_fmix64(h ^ int.from_bytes(data[i : i + 8], "little"))
+    return h
+
+
 def sketch(items, **kw) -> mh.SketchResult:
     return mh.sketch_fn(mh.SketchParams(items=items, **kw), no_progress)
 
@@ -92,6 +102,9 @@ def test_fmix64_is_injective_on_a_block_of_consecutive_inputs():
 
 def test_item_codes_are_the_documented_canonical_functions():
     assert int(hash_strings(["héllo"])[0]) == xxhash.xxh3_64_intdigest("héllo".encode())
+    texts = ["", "a", "a\0b", "\0", "12345678", "123456789", "€uro-€uro-€uro", "x" * 1024, "日本語のテキスト"]
+    assert [int(v) for v in hash_strings_v2(texts)] == [ref_v2_string(t) for t in texts]
+    assert [int(v) for v in hash_strings_v2(texts[2:4])] == [ref_v2_string(t) for t in texts[2:4]]  # NULs inside
     for v in (-1, 0, 5, -(2**63), 2**63 - 1):
         le = int.from_bytes(v.to_bytes(8, "little", signed=True), "little")
         assert int(int_codes(np.array([v]))[0]) == le
@@ -101,11 +114,18 @@ def test_item_codes_are_the_documented_canonical_functions():
         assert [int(v) for v in lemire(h, d)] == [(int(v) * d) >> 64 for v in h]
 
 
-def test_64bit_hash_functions_follow_their_definition():
-    """h_k recomputed with the pure-Python reference for one item (independent of the tiling code)."""
+def test_version_2_string_hash_is_injective_for_one_length():
+    """Chained bijections: distinct strings of the same byte length never share a code (all 65,536 of 2 bytes)."""
+    texts = [bytes([a, b]).decode("latin-1") for a in range(128) for b in range(128)]
+    assert len(distinct(hash_strings_v2(texts))) == len(texts)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_64bit_hash_functions_follow_their_definition(version):
+    """h_k recomputed with the pure-Python reference for one item (independent of the compiled loops)."""
     seed, k = 9, 5
     key = ref_splitmix64(seed, 2 + k)
-    u = xxhash.xxh3_64_intdigest(b"item")
+    u = xxhash.xxh3_64_intdigest(b"item") if version == 1 else ref_v2_string("item")
     sigma = ref_fmix64(u ^ key[0])
     expect = {
         "classic": [ref_mix64((sigma + key[2 + j]) & M64) for j in range(k)],
@@ -113,24 +133,25 @@ def test_64bit_hash_functions_follow_their_definition():
         "cminhash_pi_pi": [ref_mix64((ref_mix64((u + key[1]) & M64) + key[1] + j + 1) & M64) for j in range(k)],
     }
     for scheme, want in expect.items():
-        assert [int(v) for v in sketch(["item"], scheme=scheme, num_perm=k, seed=seed).hashvalues] == want
+        got = sketch(["item"], scheme=scheme, num_perm=k, seed=seed, hash_version=version).hashvalues
+        assert [int(v) for v in got] == want
 
 
-def test_explicit_universe_hash_functions_follow_their_definition():
+@pytest.mark.parametrize("version", [1, 2])
+def test_explicit_universe_hash_functions_follow_their_definition(version):
     d, k, seed = 101, 6, 3
     items = [0, 17, 100, 55]
-    rng = np.random.default_rng([1, seed, d])
+    rng = np.random.default_rng([version, seed, d])
     perms = [rng.permutation(d) for _ in range(k)]
-    assert [int(v) for v in sketch(items, scheme="classic", num_perm=k, seed=seed, universe=d).hashvalues] == [
+    kw = {"num_perm": k, "seed": seed, "universe": d, "hash_version": version}
+    assert [int(v) for v in sketch(items, scheme="classic", **kw).hashvalues] == [
         min(int(p[i]) for i in items) for p in perms
     ]
     sig, pi = perms[0], perms[1]
     sp = [min(int(pi[(sig[i] + j) % d]) for i in items) for j in range(1, k + 1)]
     pp = [min(int(sig[(sig[i] + j) % d]) for i in items) for j in range(1, k + 1)]
-    assert [
-        int(v) for v in sketch(items, scheme="cminhash_sigma_pi", num_perm=k, seed=seed, universe=d).hashvalues
-    ] == sp
-    assert [int(v) for v in sketch(items, scheme="cminhash_pi_pi", num_perm=k, seed=seed, universe=d).hashvalues] == pp
+    assert [int(v) for v in sketch(items, scheme="cminhash_sigma_pi", **kw).hashvalues] == sp
+    assert [int(v) for v in sketch(items, scheme="cminhash_pi_pi", **kw).hashvalues] == pp
 
 
 @pytest.mark.parametrize(
@@ -153,11 +174,56 @@ def test_explicit_universe_hash_functions_follow_their_definition():
     ],
 )
 def test_hash_version_1_is_pinned(scheme, universe, expected):
-    """Golden values: if one changes, HASH_VERSION must be bumped (stored sketches would silently break)."""
+    """Golden values: if one changes, stored version-1 sketches would silently break."""
     items = ["apple", "pear", 7, "€uro"] if universe is None else ["apple", "pear", 7, 1008]
-    r = sketch(items, scheme=scheme, num_perm=4, seed=42, universe=universe)
+    r = sketch(items, scheme=scheme, num_perm=4, seed=42, universe=universe, hash_version=1)
     assert r.hashvalues == expected
     assert r.hash_version == 1
+
+
+def test_hash_version_2_is_pinned_and_the_default():
+    """Golden values of version 2 (recomputed from the pure-Python reference); if one changes, make version 3."""
+    seed, k = 42, 4
+    key = ref_splitmix64(seed, 2 + k)
+    items = ["apple", "pear", 7, "€uro"]
+    codes = [ref_v2_string("apple"), ref_v2_string("pear"), 7, ref_v2_string("€uro")]
+    sigma = [ref_fmix64(u ^ key[0]) for u in codes]
+    want = [str(min(ref_mix64((s + key[1] + j + 1) & M64) for s in sigma)) for j in range(k)]
+    r = sketch(items, num_perm=k, seed=seed)
+    assert r.hashvalues == want and r.hash_version == 2
+    assert r.hashvalues[0] == "1196909373453653474"
+
+
+def test_sketches_of_different_versions_never_mix():
+    v1 = as_input(sketch(["a", "b"], num_perm=8, hash_version=1))
+    with pytest.raises(InvalidInput) as e:
+        sketch(["c"], num_perm=8, sketch=v1)
+    assert e.value.loc == ("sketch", "hash_version")
+    v2 = as_input(sketch(["a", "b"], num_perm=8))
+    with pytest.raises(InvalidInput) as e:
+        mh.jaccard_fn(mh.JaccardParams(a=v2, b=v1), no_progress)
+    assert e.value.loc == ("b", "hash_version")
+    assert sketch(["c"], num_perm=8, sketch=v1, hash_version=1).hash_version == 1
+    minner = mh.minner_fn(mh.MinnerParams(items=["a"], sketch=v1), no_progress)
+    alone = as_input(sketch(["a"], num_perm=8, hash_version=1)).values()
+    expected = int(np.count_nonzero(alone == v1.values()))  # "a" hashed with the sketch's own version 1
+    assert 0 < expected < 8 and minner.collisions == expected
+
+
+def test_compiled_minima_and_minner_counts_equal_the_array_definition():
+    """The fused compiled loops against h_k = mix64(w + o_k) evaluated as a dense numpy matrix."""
+    rng = np.random.default_rng(8)
+    codes = distinct(rng.integers(0, 2**63, 30_000, dtype=np.uint64))
+    for scheme in ("classic", "cminhash_sigma_pi", "cminhash_pi_pi"):
+        h = Hasher(scheme, 48, 5, None)
+        w, offsets = h.bases(codes)
+        dense = fmix64(offsets[:, None] + w[None, :], final=False)
+        (got,) = h.minima([codes])
+        assert np.array_equal(got, dense.min(axis=1))
+        stored = dense[:, :100].min(axis=1)
+        coll, below = h.minner_counts(codes, stored)
+        assert np.array_equal(coll, (dense == stored[:, None]).any(axis=1)) and coll.all()
+        assert np.array_equal(below, (dense < stored[:, None]).sum(axis=1))
 
 
 # ---------------------------------------------------------------- sketch properties
@@ -241,7 +307,7 @@ def test_sketch_validation():
 
 @pytest.mark.parametrize(
     ("field", "value"),
-    [("scheme", "classic"), ("num_perm", 32), ("seed", 1), ("universe", 1009), ("hash_version", 2)],
+    [("scheme", "classic"), ("num_perm", 32), ("seed", 1), ("universe", 1009), ("hash_version", 1)],
 )
 def test_combining_sketches_with_a_different_field_is_invalid_and_names_it(field, value):
     base = sketch([1, 2, 3], num_perm=16).model_dump()
@@ -338,16 +404,16 @@ def test_jaccard_forms_and_validation():
         mh.JaccardParams(items_a=[1], items_b=[2], num_perm=0)
 
 
-def test_jaccard_over_seeds_is_unbiased_with_classical_variance_for_the_hashed_universe():
-    """Spec a.3 check 3: keyed fmix64 mixers (D = 2^64) give var ~ J(1-J)/K = 3.906e-3 (a=50, f=100, K=64)."""
+@pytest.mark.parametrize("version", [1, 2])
+def test_jaccard_over_seeds_is_unbiased_with_classical_variance_for_the_hashed_universe(version):
+    """Keyed fmix64 mixers (D = 2^64) give var ~ J(1-J)/K = 3.906e-3 (a=50, f=100, K=64), in both versions."""
     a = [f"s{i}" for i in range(75)]
     b = [f"s{i}" for i in range(25, 100)]
     for scheme in ("classic", "cminhash_sigma_pi", "cminhash_pi_pi"):
+        kw = {"num_perm": 64, "scheme": scheme, "hash_version": version}
         est = np.array(
             [
-                mh.jaccard_fn(
-                    mh.JaccardParams(items_a=a, items_b=b, num_perm=64, seed=s, scheme=scheme), no_progress
-                ).jaccard
+                mh.jaccard_fn(mh.JaccardParams(items_a=a, items_b=b, seed=s, **kw), no_progress).jaccard
                 for s in range(800)
             ]
         )
