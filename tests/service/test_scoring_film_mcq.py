@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from pydantic import TypeAdapter, ValidationError
+from scipy.special import comb
 
 from service.errors import InvalidInput
 from service.registry import SCORERS
@@ -169,3 +170,61 @@ def test_large_random_benchmark_is_consistent():
     assert out["scores"]["chance"]["value"] == pytest.approx(float(np.mean(1 / ks)))
     # accuracy ≈ 0.3 + 0.7·chance ≈ 0.46 is far above chance ≈ 0.225: a vanishing one-sided p-value
     assert out["scores"]["p_value_vs_chance"]["value"] < 1e-300
+
+
+def _key_pred(correct_by_film: dict[str, list[int]], element: dict[str, str] | None = None) -> tuple[list, list]:
+    """K = 4 items per film; ``correct_by_film[f][j]`` says whether the j-th item of film f is answered right."""
+    key, pred = [], []
+    for film, marks in correct_by_film.items():
+        for j, ok in enumerate(marks):
+            item = f"{film}-{j}"
+            label = None if element is None else element[film]
+            key.append(
+                fm.AnswerKeyItem(item_id=item, num_options=4, answer_idx=0, film_id=film, narrative_element=label)
+            )
+            pred.append(fm.PredictionItem(item_id=item, choice_idx=0 if ok else 1))
+    return key, pred
+
+
+def test_near_chance_needs_both_conditions():
+    # 4 of 7 at K = 4: two-sided p = 0.0706 >= 0.05, but the Wilson CI [0.2505, 0.8418] excludes chance 0.25
+    key, pred = _key_pred({"f": [1, 1, 1, 1, 0, 0, 0]})
+    overall = fm.score(key, pred, fm.Params())["breakdown"]["overall"]
+    assert overall["p_value_two_sided"] == pytest.approx(0.070556640625, rel=1e-9, abs=0)
+    assert fm.score(key, pred, fm.Params())["scores"]["accuracy"]["ci_low"] == pytest.approx(0.25046, abs=5e-6)
+    assert overall["near_chance"] is False
+    # 5 of 10 with alpha = 0.2: the CI [0.2366, 0.7634] holds 0.25, but p = P(X >= 5) + P(X = 0) = 0.1344 < 0.2
+    key, pred = _key_pred({"f": [1] * 5 + [0] * 5})
+    overall = fm.score(key, pred, fm.Params(alpha=0.2))["breakdown"]["overall"]
+    hand = sum(comb(10, i) * 0.25**i * 0.75 ** (10 - i) for i in range(5, 11)) + 0.75**10
+    assert overall["p_value_two_sided"] == pytest.approx(hand, rel=1e-9, abs=0)
+    assert overall["near_chance"] is False
+    assert fm.score(key, pred, fm.Params(alpha=0.05))["breakdown"]["overall"]["near_chance"] is True
+
+
+def test_two_films_use_the_clustered_se():
+    key, pred = _key_pred({"A": [1, 1, 0, 1, 0, 1], "B": [0, 0, 1, 1]})
+    out = fm.score(key, pred, fm.Params())
+    # p̂ = 0.6, residuals 4 − 3.6 and 2 − 2.4: sqrt(2/1 · (0.16 + 0.16)) / 10
+    assert out["scores"]["clustered_se"]["value"] == pytest.approx(0.08, rel=1e-12, abs=0)
+    assert out["scores"]["clustered_se"]["n"] == 2
+    assert out["breakdown"]["overall"]["clustered_se_kind"] == "film-clustered"
+
+
+def test_holm_adjustment_decides_category_significance():
+    # two categories of 8 items at K = 4, 5 right each: raw p = P(X >= 5 | 8, 1/4) = 1789/65536 = 0.0273 < 0.05,
+    # Holm-adjusted 2 · 0.0273 = 0.0546: neither is significant
+    element = {"A": "character", "B": "setting"}
+    key, pred = _key_pred({"A": [1] * 5 + [0] * 3, "B": [1] * 5 + [0] * 3}, element)
+    cats = fm.score(key, pred, fm.Params())["breakdown"]["by_narrative_element"]
+    for cat in cats.values():
+        assert cat["p_value"] == pytest.approx(1789 / 65536, rel=1e-12, abs=0)
+        assert cat["p_holm"] == pytest.approx(1789 / 32768, rel=1e-12, abs=0)
+        assert cat["significant_holm"] is False
+    # one stronger category (6 of 8: p = 277/65536) lets the step-down keep the other at its raw p
+    key, pred = _key_pred({"A": [1] * 6 + [0] * 2, "B": [1] * 5 + [0] * 3}, element)
+    cats = fm.score(key, pred, fm.Params())["breakdown"]["by_narrative_element"]
+    assert cats["character"]["p_holm"] == pytest.approx(2 * 277 / 65536, rel=1e-12, abs=0)
+    assert cats["setting"]["p_holm"] == pytest.approx(1789 / 65536, rel=1e-12, abs=0)
+    assert cats["character"]["significant_holm"] is True and cats["setting"]["significant_holm"] is True
+    assert cats["setting"]["chance"] == 0.25 and cats["setting"]["accuracy"] == 5 / 8
