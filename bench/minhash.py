@@ -1,8 +1,10 @@
-"""Benchmark of the MinHash family against datasketch (bench-only dependency) and against J(1-J)/K.
+"""Benchmark of the MinHash family against rensa and datasketch (bench-only dependencies) and against J(1-J)/K.
 
-Run: ``.venv/bin/python bench/minhash.py`` (about 1-2 minutes). Calls the core functions directly (no HTTP caps):
-1. items -> K hash values from a Python list of distinct strings (10^4 and 10^6; K = 128, 256) vs
-   ``datasketch.MinHash.update_batch`` (which needs bytes: the UTF-8 encoding is timed for both);
+Run: ``.venv/bin/python bench/minhash.py`` (about 2-3 minutes). Calls the core functions directly (no HTTP caps):
+1. items -> K hash values from a Python list of distinct strings (10^4, 10^5, 10^6; K = 128, 256): our core
+   (item codes + de-duplication + minima) in both hash versions, and the ``minhash.sketch`` estimator with its
+   params validation (up to 10^5, the per-request cap), vs rensa's ``CMinHash`` (Rust, the same C-MinHash scheme
+   with affine permutations) and ``datasketch.MinHash.update_batch`` (which needs bytes: the encoding is timed);
 2. all-pairs Jaccard over 10,000 sketches (K = 128) vs datasketch's pairwise ``MinHash.jaccard`` on 10,000
    sampled pairs (best of 3), extrapolated to all N(N-1)/2 pairs; corpora: low similarity, near-duplicate clusters;
 3. empirical MSE over 200 seeds against J(1-J)/K and against the exact C-MinHash / approximate Minner values.
@@ -14,10 +16,13 @@ from collections.abc import Callable
 
 import numpy as np
 from datasketch import MinHash
+from rensa import CMinHash
 
+from service.estimators.minhash import SketchParams, SketchResult, sketch_fn
 from service.estimators.minhash_minner import MinnerObservation, minner
-from service.estimators.minhash_sketch import Hasher, distinct, hash_strings, pairwise_collisions
+from service.estimators.minhash_sketch import Hasher, distinct, hash_strings, hash_strings_v2, pairwise_collisions
 from service.estimators.minhash_variance import cminhash_ratio, minner_approx, minner_moments
+from service.registry import no_progress
 
 Row = tuple[str, str, str, str, str]
 
@@ -32,8 +37,15 @@ def best_of(fn: Callable[[], object], repeat: int) -> float:
     return min(times)
 
 
-def ours_sketch(items: list[str], k: int, scheme: str) -> np.ndarray:
-    return Hasher(scheme, k, 0, None).minima([distinct(hash_strings(items))])[0]
+def ours_sketch(items: list[str], k: int, version: int) -> np.ndarray:
+    """The core: item codes, de-duplication and the K minima (C-MinHash sigma-pi)."""
+    codes = hash_strings_v2(items) if version == 2 else hash_strings(items)
+    return Hasher("cminhash_sigma_pi", k, 0, None, version).minima([distinct(codes)])[0]
+
+
+def ours_estimator(items: list[str], k: int) -> SketchResult:
+    """The ``minhash.sketch`` estimator as a request runs it: params validation, then the function."""
+    return sketch_fn(SketchParams.model_validate({"items": items, "num_perm": k}), no_progress)
 
 
 def datasketch_sketch(items: list[str], k: int) -> np.ndarray:
@@ -42,27 +54,46 @@ def datasketch_sketch(items: list[str], k: int) -> np.ndarray:
     return m.hashvalues
 
 
+def rensa_sketch(items: list[str], k: int) -> list[int]:
+    m = CMinHash(num_perm=k, seed=0)
+    m.update(items)
+    return m.digest()
+
+
 def bench_throughput() -> list[Row]:
-    """Ours and datasketch alternate within each repetition (best of n), so machine load hits both alike."""
+    """All contenders alternate within each repetition (best of n), so machine load hits them alike."""
     rows = []
     items = [f"token-{i:07d}-{(i * 2654435761) % 1000003:07d}" for i in range(1_000_000)]
-    for n, repeat in ((10_000, 15), (1_000_000, 5)):
+    ours_sketch(items[:100], 8, 2)  # compile the kernels before timing
+    for n, repeat in ((10_000, 15), (100_000, 7), (1_000_000, 3)):
         for k in (128, 256):
-            runs: dict[str, list[float]] = {"datasketch": [], "cminhash_sigma_pi": [], "classic": []}
+            runs: dict[str, list[float]] = {"datasketch": [], "rensa": [], "v2": [], "v1": [], "estimator": []}
+            sub = items[:n]
             for _ in range(repeat):
-                runs["datasketch"].append(best_of(lambda n=n, k=k: datasketch_sketch(items[:n], k), 1))
-                for scheme in ("cminhash_sigma_pi", "classic"):
-                    runs[scheme].append(best_of(lambda n=n, k=k, s=scheme: ours_sketch(items[:n], k, s), 1))
-            t_ds = min(runs["datasketch"])
-            for scheme in ("cminhash_sigma_pi", "classic"):
-                t_us = min(runs[scheme])
+                runs["rensa"].append(best_of(lambda s=sub, k=k: rensa_sketch(s, k), 1))
+                runs["v2"].append(best_of(lambda s=sub, k=k: ours_sketch(s, k, 2), 1))
+                runs["v1"].append(best_of(lambda s=sub, k=k: ours_sketch(s, k, 1), 1))
+                if n <= 100_000:
+                    runs["estimator"].append(best_of(lambda s=sub, k=k: ours_estimator(s, k), 1))
+                if n <= 100_000 or k == 128:
+                    runs["datasketch"].append(best_of(lambda s=sub, k=k: datasketch_sketch(s, k), 1))
+            t = {name: min(v) for name, v in runs.items() if v}
+            labels = {
+                "v2": "core, hash_version 2",
+                "v1": "core, hash_version 1",
+                "estimator": "minhash.sketch estimator (validation + function), v2",
+            }
+            for name, label in labels.items():
+                if name not in t:
+                    continue
+                ds = f"datasketch {t['datasketch'] / t[name]:.1f}x" if "datasketch" in t else "datasketch not run"
                 rows.append(
                     (
-                        f"sketch {n:,} strings, K={k}, {scheme}",
-                        f"{n / t_us / 1e6:.2f} M items/s ({t_us * 1e3:.0f} ms)",
-                        f"{n / t_ds / 1e6:.2f} M items/s ({t_ds * 1e3:.0f} ms)",
-                        f"{t_ds / t_us:.1f}x",
-                        ">= 3x at K=128",
+                        f"sketch {n:,} strings, K={k}, {label}",
+                        f"{n / t[name] / 1e6:.2f} M items/s ({t[name] * 1e3:.1f} ms)",
+                        f"rensa CMinHash {n / t['rensa'] / 1e6:.2f} M items/s ({t['rensa'] * 1e3:.1f} ms)",
+                        f"{t['rensa'] / t[name]:.2f}x rensa, {ds}",
+                        ">= 1x rensa",
                     )
                 )
     return rows
@@ -118,7 +149,7 @@ def bench_mse(seeds: int = 200) -> list[Row]:
     for p in range(pairs64):
         a = [f"p{p}-{i}" for i in range(75)]
         b = [f"p{p}-{i}" for i in range(25, 100)]
-        sets64 += [distinct(hash_strings(a)), distinct(hash_strings(b))]
+        sets64 += [distinct(hash_strings_v2(a)), distinct(hash_strings_v2(b))]
     pairs_d, d = 10, 1009
     sets_d = []
     for p in range(pairs_d):
@@ -153,7 +184,7 @@ def bench_mse(seeds: int = 200) -> list[Row]:
     for p in range(pairs_d):
         ys = [f"{p}y{i}" for i in range(150)]
         xs = ys[:50] + [f"{p}x{i}" for i in range(100)]
-        queries.append((distinct(hash_strings(ys)), distinct(hash_strings(xs))))
+        queries.append((distinct(hash_strings_v2(ys)), distinct(hash_strings_v2(xs))))
     for scheme in ("classic", "cminhash_sigma_pi"):
         tj = []
         for seed in range(seeds):
