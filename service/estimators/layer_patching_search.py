@@ -181,20 +181,20 @@ def lattice_path(model: CostModel) -> Chain:
     """
     layers = np.flatnonzero(model.widths > 0)
     k = layers.size
-    nodes = np.arange(1 << k, dtype=np.int64)
-    full = mask_bits(nodes, k).astype(np.int64) @ (np.int64(1) << layers.astype(np.int64))
+    nodes = np.arange(1 << k, dtype=np.int32)
+    full = np.zeros(1 << k, dtype=np.int64)
+    for j, layer in enumerate(layers.tolist()):
+        full |= ((nodes >> j) & 1).astype(np.int64) << layer
     node_loss = model.loss[full].astype(np.float64)
     dist = np.full(1 << k, np.inf)
     dist[0] = 0.0
     back = np.zeros(1 << k, dtype=np.int64)
-    popcount = mask_bits(nodes, k).sum(axis=1)
-    by_level = np.argsort(popcount, kind="stable")
-    bounds = np.searchsorted(popcount[by_level], np.arange(k + 2))
-    bits = np.int64(1) << np.arange(k, dtype=np.int64)
+    popcount = np.bitwise_count(nodes)
+    bits = np.int32(1) << np.arange(k, dtype=np.int32)
     for level in range(1, k + 1):
-        idx = by_level[bounds[level] : bounds[level + 1]]
-        has = (idx[:, None] & bits) != 0
-        cand = np.where(has, dist[idx[:, None] ^ bits], np.inf)
+        idx = np.flatnonzero(popcount == level)
+        # S ^ bit is S \ {i} (level − 1, final) for i ∈ S, and S ∪ {i} (level + 1, still +inf) otherwise.
+        cand = dist[idx[:, None] ^ bits]
         j = np.argmin(cand, axis=1)
         dist[idx] = cand[np.arange(idx.size), j] + node_loss[idx]
         back[idx] = j
