@@ -56,3 +56,5 @@ OptionalCaller = Annotated[Principal | None, Depends(optional_principal)]
 """Anonymous callers allowed (an invalid credential is still a 401)."""
 KeyHolder = Annotated[Principal, Depends(required_principal)]
 """A valid API key is required; the use case checks its scope and ownership."""
+CHECK_CREDENTIALS = Depends(optional_principal)
+"""For routes that need no caller: a present credential must still be valid (FastAPI runs it once per request)."""

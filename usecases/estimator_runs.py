@@ -63,11 +63,11 @@ def parse_params(spec: EstimatorSpec, body: bytes, loc: tuple[str, ...] = ("body
 
 
 def open_call(services: Services, spec: EstimatorSpec, body: bytes, token: str | None) -> EstimatorCall:
-    """Validate and canonicalise ``body``, authenticate ``token`` (a present but invalid one is ``Unauthorized``,
-    cached answer or not) and look the run up in this process's memory. Touches the database only to check a
-    presented token, so without one it is safe on the event loop."""
-    params = parse_params(spec, body)
+    """Authenticate ``token`` (a present but invalid one is ``Unauthorized``, cached answer or not, whatever the
+    body), validate and canonicalise ``body`` and look the run up in this process's memory. Touches the database
+    only to check a presented token, so without one it is safe on the event loop."""
     principal = require_for_runs(services, authenticate(services, token))
+    params = parse_params(spec, body)
     params_json = runs.canonical_params(params)
     key: CacheKey = ("estimator", spec.name, spec.version, runs.sha256_hex(params_json))
     return EstimatorCall(spec, params, params_json, key, principal, runs.remembered_run(services.engines, key))

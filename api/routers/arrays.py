@@ -8,7 +8,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field
 
 from api import arrays
-from api.auth import OptionalCaller
+from api.auth import CHECK_CREDENTIALS, OptionalCaller
 from api.deps import ServicesDep
 from api.problems import COMMON, ApiError, responses
 from service.types import ARRAY_REF_PATTERN
@@ -56,7 +56,9 @@ NPY_BODY = {
 
 
 def build_router(max_array_bytes: int) -> APIRouter:
-    router = APIRouter(prefix="/v1/arrays", tags=["arrays"])
+    router = APIRouter(
+        prefix="/v1/arrays", tags=["arrays"], dependencies=[CHECK_CREDENTIALS], responses=responses(Unauthorized)
+    )
 
     @router.post(
         "",

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, StringConstraints
 
-from api.auth import KeyHolder, OptionalCaller
+from api.auth import CHECK_CREDENTIALS, KeyHolder, OptionalCaller
 from api.deps import ClientAddress, ServicesDep
 from api.problems import COMMON, responses
 from service.types import MAX_JSON_ARRAY, StrictModel
@@ -118,7 +118,9 @@ class CompareOut(BaseModel):
     result: dict[str, Any]
 
 
-router = APIRouter(prefix="/v1/benchmarks", tags=["benchmarks"])
+router = APIRouter(
+    prefix="/v1/benchmarks", tags=["benchmarks"], dependencies=[CHECK_CREDENTIALS], responses=responses(Unauthorized)
+)
 WRITE = (Unauthorized, Forbidden)
 
 

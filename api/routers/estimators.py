@@ -6,6 +6,7 @@ import anyio
 from fastapi import APIRouter, Request, Response
 from pydantic import BaseModel, Field
 
+from api.auth import CHECK_CREDENTIALS
 from api.deps import ClientAddress, ServicesDep
 from api.envelope import envelope_json, typed_envelope
 from api.fastpath import opened_call
@@ -93,12 +94,19 @@ def build_router() -> APIRouter:
             openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": body}}}},
         )
 
-    @router.get("", response_model=EstimatorList, responses=responses(500))
+    @router.get(
+        "", response_model=EstimatorList, responses=responses(Unauthorized, 500), dependencies=[CHECK_CREDENTIALS]
+    )
     def list_estimators() -> dict[str, Any]:
         """Every registered estimator with its version, family, paper and citation."""
         return {"items": [_summary(s) for s in sorted(ESTIMATORS.values(), key=lambda s: s.name)]}
 
-    @router.get("/{name}", response_model=EstimatorDetail, responses=responses(NotFound, 500))
+    @router.get(
+        "/{name}",
+        response_model=EstimatorDetail,
+        responses=responses(Unauthorized, NotFound, 500),
+        dependencies=[CHECK_CREDENTIALS],
+    )
     def get_estimator(name: str) -> dict[str, Any]:
         """One estimator with the JSON Schemas of its params and result."""
         spec = estimator(name)
@@ -111,7 +119,9 @@ def build_router() -> APIRouter:
             "hard_cap": spec.hard_cap,
         }
 
-    @router.post("/{name}", responses=responses(NotFound, 500), include_in_schema=False)
+    @router.post(
+        "/{name}", responses=responses(NotFound, 500), include_in_schema=False, dependencies=[CHECK_CREDENTIALS]
+    )
     def unknown_estimator(name: str) -> None:
         raise NotFound(f"no estimator named {name!r}")
 

@@ -5,7 +5,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field, create_model
 
-from api.auth import OptionalCaller
+from api.auth import CHECK_CREDENTIALS, OptionalCaller
 from api.deps import ServicesDep
 from api.envelope import envelope_json, typed_envelope
 from api.problems import COMMON, responses
@@ -97,7 +97,9 @@ def _make_endpoint(spec: ScorerSpec) -> Any:
 
 
 def build_router() -> APIRouter:
-    router = APIRouter(prefix="/v1/scorers", tags=["scorers"])
+    router = APIRouter(
+        prefix="/v1/scorers", tags=["scorers"], dependencies=[CHECK_CREDENTIALS], responses=responses(Unauthorized)
+    )
 
     @router.get("", response_model=ScorerList, responses=responses(500))
     def list_scorers() -> dict[str, Any]:
