@@ -1,4 +1,4 @@
-"""Engine recipe (ARCHITECTURE §4, service-anchors §3.1).
+"""Engine recipe for SQLite and PostgreSQL (docs/architecture.md, storage).
 
 SQLite: WAL, ``synchronous`` from settings, ``busy_timeout``, ``foreign_keys=ON``; the driver's legacy transaction
 handling is disabled and every write transaction starts with ``BEGIN IMMEDIATE`` on a single write connection,

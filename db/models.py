@@ -1,4 +1,4 @@
-"""ORM tables (ARCHITECTURE §4). Portable types only (Uuid-as-string, JSON, timezone-aware DateTime)."""
+"""ORM tables (docs/architecture.md, storage). Portable types only (Uuid-as-string, JSON, timezone-aware DateTime)."""
 
 from datetime import datetime
 from typing import Any

@@ -1,4 +1,4 @@
-"""The one registry of estimators and scorers (ARCHITECTURE §1, §5). Importing a module registers it."""
+"""The one registry of estimators and scorers (docs/architecture.md). Importing a module registers it."""
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -26,6 +26,7 @@ class EstimatorSpec:
     family: str
     summary: str
     paper: str
+    """The paper's short title (the full reference is ``citation``)."""
     citation: str
     params_model: type[StrictModel]
     result_model: type[ResultModel]
@@ -56,6 +57,7 @@ class ScorerSpec:
     version: str
     summary: str
     paper: str
+    """The paper's short title (the full reference is ``citation``)."""
     citation: str
     answer_key_item_model: type[StrictModel]
     prediction_item_model: type[StrictModel]

@@ -1,4 +1,4 @@
-"""Strict base models and shared type aliases for every estimator and scorer (ARCHITECTURE §5)."""
+"""Strict base models and shared type aliases for every estimator and scorer."""
 
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -6,7 +6,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 MAX_JSON_ARRAY = 100_000
-"""ARCHITECTURE §3: a JSON array parameter holds at most this many elements."""
+"""A JSON array parameter holds at most this many elements."""
 
 
 class StrictModel(BaseModel):
@@ -33,7 +33,7 @@ ARRAY_REF_PATTERN = r"^sha256:[0-9a-f]{64}$"
 
 
 class ArrayRef(StrictModel):
-    """``{"array": "sha256:<hex>"}``: an array uploaded with ``POST /v1/arrays`` (ARCHITECTURE §3).
+    """``{"array": "sha256:<hex>"}``: an array uploaded with ``POST /v1/arrays``.
 
     The API replaces it with the numpy array before calling the estimator (and its cost function); the
     canonical params, hence the cache key, keep the reference.

@@ -1,4 +1,4 @@
-"""Universal-compression estimators of the double-descent paper (spec estimators-minhash-compression-moead.md §b).
+"""Universal-compression estimators of "Double descent through universal compression" (docs/compression.md).
 
 Importing this module registers ``compression.nml_regret``, ``compression.codelength``,
 ``compression.batch_regret`` and ``compression.double_descent``; the code lives in the ``compression_*`` modules.

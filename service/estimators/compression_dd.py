@@ -1,4 +1,4 @@
-"""Double descent through universal compression: the three-term decomposition (spec §b.1, §b.3 items 4-5).
+"""Double descent through universal compression: the three-term decomposition of the test cross-entropy.
 
 L(MLE) = L(p_θ*) + [L(q_B) − L(p_θ*)] + [L(MLE) − L(q_B)]: approximation error, batch regret of the Bayes
 predictive (bounded by the minimax batch regret, reported as the pNML regret) and the MLE-vs-Bayes gap. The
@@ -165,7 +165,7 @@ def _rf_data(seed: int, rep: int, n: int, n_test: int, d: int) -> tuple[np.ndarr
 
 
 def rf_width(params: DoubleDescentParams, p: int) -> WidthRow:
-    """One width of the random-features experiment, averaged over reps (§b.3 item 4).
+    """One width of the random-features experiment, averaged over reps.
 
     Accumulates the summed test NLL of MLE, Bayes (I/p), Bayes (I), pNML and the summed pNML regret over test
     chunks and reps; the pNML entries are kept only if the features have full column rank p < n in every rep.
@@ -236,7 +236,7 @@ def cell_conditional_losses(n: int, num_classes: int, eps: float) -> np.ndarray:
 
 
 def cell_width(params: DoubleDescentParams, m: int, losses: np.ndarray) -> WidthRow:
-    """One width (m cells) of the cell model: expectations over n_c ~ Bin(n, 1/m) (§b.3 item 5)."""
+    """One width (m cells) of the cell model: expectations over n_c ~ Bin(n, 1/m)."""
     n = params.n
     nc = np.arange(n + 1, dtype=np.float64)
     weights = np.exp(_binom_logpmf(nc, np.float64(n), 1.0 / m)) if m > 1 else (nc == n).astype(np.float64)
@@ -257,7 +257,7 @@ def cell_width(params: DoubleDescentParams, m: int, losses: np.ndarray) -> Width
 
 
 def double_descent(params: DoubleDescentParams, progress: Progress) -> DoubleDescentResult:
-    """Per-width MLE, Bayes and pNML test cross-entropy with the three-term decomposition (§b.1, §b.3)."""
+    """Per-width MLE, Bayes and pNML test cross-entropy with the three-term decomposition."""
     if params.experiment == "rf_regression" and max(params.widths) > MAX_RF_WIDTH:
         raise InvalidInput(f"rf_regression widths must be ≤ {MAX_RF_WIDTH}", loc=("widths",))
     losses = (
@@ -279,7 +279,7 @@ def double_descent(params: DoubleDescentParams, progress: Progress) -> DoubleDes
 
 
 def double_descent_cost(params: DoubleDescentParams) -> float:
-    """Approximate flops. rf_regression: reps·Σ_p [n·max(p,n)² + n_test·p·(min(p,n) + d)], the spec's guard
+    """Approximate flops. rf_regression: reps·Σ_p [n·max(p,n)² + n_test·p·(min(p,n) + d)], the SVD guard
     reps·|widths|·n·max(p,n)² plus the test-point predictions; cell_model: ~30·(n+1)² for the conditional losses
     plus (n+1) per width."""
     n = params.n

@@ -1,4 +1,4 @@
-"""Multinomial NML (Shtarkov) regret and codelengths (spec estimators-minhash-compression-moead.md §b.1, §b.2).
+"""Multinomial NML (Shtarkov) regret and codelengths (docs/compression.md).
 
 ``compression.nml_regret``: log C(K, n) by the Kontkanen–Myllymäki O(n + K) recursion in log space.
 ``compression.codelength``: codelength of a count vector under ML (a lower bound, not a code), NML and a
@@ -16,11 +16,7 @@ from service.errors import InvalidInput
 from service.registry import EstimatorSpec, Progress, register
 from service.types import ResultModel, StrictModel, array_param
 
-PAPER = (
-    "Many deep learning models exhibit a double-descent phenomenon, where test loss exhibits a sharp peak "
-    "near the interpolation threshold and then descends a second time as model size grows further, contrary "
-    "to the U-shape predicted by the classical bias–variance tradeoff."
-)
+PAPER = "Double descent through universal compression"
 CITATION_NML = (
     "Double descent through universal compression (NeurIPS 2026); Kontkanen & Myllymäki, "
     "Inf. Process. Lett. 103 (2007) 227–233; Rissanen, IEEE Trans. IT 42 (1996)"
@@ -32,7 +28,7 @@ _CHUNK = 1 << 20
 
 
 def log_c2(n: int) -> float:
-    """log C(2, n) = log Σ_h binom(n, h) (h/n)^h ((n−h)/n)^(n−h), chunked log-sum-exp (§b.1); 0 for n = 0."""
+    """log C(2, n) = log Σ_h binom(n, h) (h/n)^h ((n−h)/n)^(n−h), chunked log-sum-exp; 0 for n = 0."""
     if n == 0:
         return 0.0
     log_n_fact = float(gammaln(n + 1))
@@ -88,7 +84,7 @@ class NmlRegretResult(ResultModel):
 
 
 def nml_regret(params: NmlRegretParams, progress: Progress) -> NmlRegretResult:
-    """log C(K, n) by the log-space Kontkanen–Myllymäki recursion (§b.1, §b.2), cost O(n + K)."""
+    """log C(K, n) by the log-space Kontkanen–Myllymäki recursion, cost O(n + K)."""
     log_c = log_nml_complexity(params.num_symbols, params.n)
     asym = asymptotic_log_complexity(params.num_symbols, params.n) if params.n > 0 else None
     return NmlRegretResult(
@@ -155,13 +151,13 @@ def ml_codelength(counts: np.ndarray) -> float:
 
 
 def bayes_codelength(counts: np.ndarray, alpha: float) -> float:
-    """Dirichlet(α) mixture: log Γ(n+Kα) − log Γ(Kα) − Σ_j [log Γ(n_j+α) − log Γ(α)] (§b.1)."""
+    """Dirichlet(α) mixture: log Γ(n+Kα) − log Γ(Kα) − Σ_j [log Γ(n_j+α) − log Γ(α)]."""
     k, n = counts.size, counts.sum()
     return float(gammaln(n + k * alpha) - gammaln(k * alpha) - (gammaln(counts + alpha) - gammaln(alpha)).sum())
 
 
 def codelength(params: CodelengthParams, progress: Progress) -> CodelengthResult:
-    """Codelength of ``counts`` under ML, NML (= ML + log C(K, n)) or a Dirichlet mixture (§b.2)."""
+    """Codelength of ``counts`` under ML, NML (= ML + log C(K, n)) or a Dirichlet mixture."""
     counts = np.asarray(params.counts, dtype=np.float64)
     n = int(np.asarray(params.counts, dtype=np.int64).sum())
     if n > MAX_TOTAL_COUNT:

@@ -1,4 +1,4 @@
-"""One-step (batch) pNML regret: the minimax batch regret term of the decomposition (spec §b.1, §b.2).
+"""One-step (batch) pNML regret: the minimax batch regret term of the decomposition.
 
 Multinomial: q(j) ∝ p_{θ̂(D∪j)}(j) = (n_j+1)/(n+1), i.e. the Laplace rule, regret log((n+K)/(n+1)).
 Gaussian linear regression, X of full column rank p < n (Bibas, Fogel & Feder 2019, Sherman–Morrison):
@@ -124,7 +124,7 @@ def _check_fields(params: BatchRegretParams) -> None:
 
 
 def multinomial_pnml(counts: np.ndarray) -> tuple[float, np.ndarray]:
-    """pNML regret log((n+K)/(n+1)) and predictive (n_j+1)/(n+K) (§b.1, derived: one-step pNML = Laplace)."""
+    """pNML regret log((n+K)/(n+1)) and predictive (n_j+1)/(n+K) (derived: one-step pNML = Laplace)."""
     n, k = counts.sum(), counts.size
     return math.log((n + k) / (n + 1)), (counts + 1) / (n + k)
 
@@ -233,7 +233,7 @@ def norm_constrained_regret(
 
 
 def batch_regret(params: BatchRegretParams, progress: Progress) -> BatchRegretResult:
-    """pNML regret for the multinomial or for Gaussian linear regression (§b.1, §b.2)."""
+    """pNML regret for the multinomial or for Gaussian linear regression."""
     _check_fields(params)
     if params.model == "multinomial":
         counts = np.asarray(params.counts, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""MOEA/D runtime on OneMinMax with neighbourhood exchange radius r (spec c: estimators-minhash-compression-moead).
+"""MOEA/D runtime on OneMinMax with neighbourhood exchange radius r (docs/moead.md).
 
 Two estimators over the exact count-level simulator of ``moead_sim``:
 
@@ -24,10 +24,7 @@ from service.estimators.moead_sim import omm_runtimes
 from service.registry import EstimatorSpec, Progress, register
 from service.types import ResultModel, Seed, StrictModel
 
-PAPER = (
-    "Besides domination-based algorithms such as the NSGA-II, the decomposition-based MOEA/D is one of the "
-    "most popular and successful optimization heuristic for multi-objective problems."
-)
+PAPER = "How the MOEA/D profits from exchanging solutions: runtime on OneMinMax"
 CITATION = (
     "MOEA/D on OneMinMax with solution exchange radius r: Θ(n²) for r ≥ 1 vs Θ(n² log n) for r = 0 "
     "(NeurIPS 2026); model after Doerr, Krejca & Weeks, IJCAI 2024 (arXiv 2405.01014)."
@@ -56,7 +53,7 @@ Radius = Annotated[
 
 
 class OmmVariant(StrictModel):
-    """Algorithm variant and sampling parameters shared by both estimators (spec c.1, c.2)."""
+    """Algorithm variant and sampling parameters shared by both estimators."""
 
     r: Radius = 1
     reps: int = Field(30, ge=1, le=1000, description="Independent replicates R (default 30).")
@@ -132,7 +129,7 @@ class OmmRuntimeResult(ResultModel):
     simulated_evals: int = Field(description="Replicate-evaluations simulated (work done).")
     warnings: list[str] = Field(description="Notes on the configuration or on unfinished replicates.")
     reconstructed: list[str] = Field(
-        description="Fields resting on the RECONSTRUCTED algorithm (spec c.1: the paper's exact "
+        description="Fields resting on the RECONSTRUCTED algorithm (docs/moead.md: the paper's exact "
         "pseudocode was not available)."
     )
 
@@ -189,7 +186,7 @@ class OmmScalingResult(ResultModel):
 
 
 def default_max_evals(n: int, factor: float = DEFAULT_EVALS_FACTOR) -> int:
-    """ceil(factor·n²·ln n), clipped to [1, 10⁹] (spec c.2)."""
+    """ceil(factor·n²·ln n), clipped to [1, 10⁹]."""
     return int(min(MAX_EVALS, max(1, math.ceil(factor * n * n * math.log(n)))))
 
 
@@ -257,7 +254,7 @@ def _check_radius(r: int, num_sub: int) -> None:
 
 
 def omm_runtime(params: OmmRuntimeParams, progress: Progress) -> OmmRuntimeResult:
-    """Runtime of the MOEA/D on OneMinMax to cover the Pareto front (spec c.1, c.2), R replicates."""
+    """Runtime of the MOEA/D on OneMinMax to cover the Pareto front, R replicates."""
     n = params.n
     num_sub = params.num_subproblems or n + 1
     _check_radius(params.r, num_sub)
@@ -302,7 +299,7 @@ def _slope(log_n: np.ndarray, log_y: np.ndarray) -> np.ndarray:
 
 
 def omm_scaling(params: OmmScalingParams, progress: Progress) -> OmmScalingResult:
-    """Mean runtime over a grid of n and its log-log slope with a seeded bootstrap CI (spec c.2, c.3)."""
+    """Mean runtime over a grid of n and its log-log slope with a seeded bootstrap CI."""
     ns = params.ns
     if any(b <= a for a, b in pairwise(ns)):
         raise InvalidInput("ns must be strictly increasing", loc=("ns",))

@@ -1,4 +1,4 @@
-"""MOEA/D on OneMinMax: exact count-level simulator and a bit-level reference (spec c.1).
+"""MOEA/D on OneMinMax: exact count-level simulator and a bit-level reference (docs/moead.md).
 
 OneMinMax f(x) = (n − |x|₁, |x|₁). The MOEA/D keeps N+1 subproblem solutions x_0..x_N with weights
 w_i = i/N, ideal point z* = (n, n) and, in integer form (scaled by N so all comparisons are exact),
@@ -13,7 +13,7 @@ takes x_j ← y at once (steady state). Runtime = the evaluation at which the ar
 values of |x|₁.
 
 Everything depends on x only through k = |x|₁ and mutation is invariant under bit permutations, so the
-process lumps exactly to the count vector (k_0..k_N) plus the archive (spec c.1). The simulator runs R
+process lumps exactly to the count vector (k_0..k_N) plus the archive. The simulator runs R
 replicates in lockstep, each subproblem step being a handful of numpy calls on R-length arrays:
 
 * standard bit mutation: y = k − Bin(k, 1/n) + Bin(n − k, 1/n) is drawn by inversion from an integer
@@ -58,7 +58,7 @@ PROGRESS_SECONDS = 0.5
 
 
 def scalar_table(n: int, num_sub: int, scalarization: Scalarization) -> np.ndarray:
-    """Integer subproblem values G[j, k] (N·g_j, minimised), shape (N+1, n+1) (spec c.1)."""
+    """Integer subproblem values G[j, k] (N·g_j, minimised), shape (N+1, n+1)."""
     big_n = num_sub - 1
     j = np.arange(num_sub, dtype=np.int64)[:, None]
     k = np.arange(n + 1, dtype=np.int64)[None, :]
@@ -163,7 +163,7 @@ def omm_runtimes(
     max_evals: int,
     progress: Callable[[float], None] | None = None,
 ) -> tuple[np.ndarray, int]:
-    """Count-level MOEA/D on OneMinMax for ``reps`` replicates (spec c.1).
+    """Count-level MOEA/D on OneMinMax for ``reps`` replicates.
 
     Returns (evals per replicate, −1 where the archive was not complete after ``max_evals``
     evaluations; replicate-evaluations simulated, the work done: replicates run in lockstep and a
@@ -272,7 +272,7 @@ def omm_runtime_bits(
     beta: float = 1.5,
     max_evals: int,
 ) -> int:
-    """Bit-level reference: one MOEA/D run on explicit bit strings, the algorithm of spec c.1 verbatim.
+    """Bit-level reference: one MOEA/D run on explicit bit strings, the algorithm above verbatim.
 
     Slow (one Python step per evaluation); it exists so tests can check the count-level simulator
     against it in distribution. Returns the runtime, or −1 if the archive is incomplete at ``max_evals``.

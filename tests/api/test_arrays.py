@@ -1,4 +1,4 @@
-"""``POST /v1/arrays`` and ``{"array": "sha256:..."}`` params (ARCHITECTURE §3; service-anchors §3.3)."""
+"""``POST /v1/arrays`` and ``{"array": "sha256:..."}`` params."""
 
 import hashlib
 import io

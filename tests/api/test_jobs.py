@@ -1,4 +1,4 @@
-"""Jobs (ARCHITECTURE §3, issue 4): 202 + Location, identical runs, caps, cancellation, ownership, heartbeat reaper,
+"""Jobs: 202 + Location, identical runs, caps, cancellation, ownership, heartbeat reaper,
 timeouts and failures. In-process: ``immediate`` runs a job inside the request, ``memory`` leaves it queued so the
 test drives ``JobQueue.execute`` itself. Real worker processes are in tests/reliability."""
 

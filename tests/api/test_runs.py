@@ -1,4 +1,4 @@
-"""The run envelope, canonical params, the cache and the keyset-paginated run list (ARCHITECTURE §3)."""
+"""The run envelope, canonical params, the cache and the keyset-paginated run list ."""
 
 import hashlib
 import json
