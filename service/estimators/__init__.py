@@ -1,5 +1,27 @@
 """Estimator modules; importing this package registers every estimator."""
 
-from service.estimators import compression, fdslm, layer_patching, minhash, moead, snn, steering, ubench
+from service.estimators import (
+    compression,
+    fdslm,
+    hyperconnections,
+    layer_patching,
+    minhash,
+    moead,
+    snn,
+    steering,
+    ubench,
+    unrolling,
+)
 
-__all__ = ["compression", "fdslm", "layer_patching", "minhash", "moead", "snn", "steering", "ubench"]
+__all__ = [
+    "compression",
+    "fdslm",
+    "hyperconnections",
+    "layer_patching",
+    "minhash",
+    "moead",
+    "snn",
+    "steering",
+    "ubench",
+    "unrolling",
+]
