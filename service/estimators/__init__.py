@@ -1,6 +1,7 @@
 """Estimator modules; importing this package registers every estimator."""
 
 from service.estimators import (
+    axial_slr,
     compression,
     fdslm,
     hyperconnections,
@@ -14,6 +15,7 @@ from service.estimators import (
 )
 
 __all__ = [
+    "axial_slr",
     "compression",
     "fdslm",
     "hyperconnections",
