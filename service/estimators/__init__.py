@@ -1,6 +1,6 @@
 """Estimator modules; importing this package registers every estimator."""
 
-from service.estimators import (
+from service.estimators import (, steering
     axial_slr,
     compression,
     fdslm,

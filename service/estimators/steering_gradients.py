@@ -35,8 +35,12 @@ MAX_METHODS = 8
 METHOD_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 AxisRow = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_DIM)]
 Losses = array_param(FiniteFloat, "float", max_length=MAX_EXAMPLES)
-EIG_WEIGHT = 10.0
-"""Cost of the symmetric eigensolver per k³ of a k × k Gram matrix, in multiply-adds."""
+ELEMENT_WEIGHT = 200.0
+"""Cost of one gradient element (casts, projections, norms, cosines), in multiply-add equivalents (measured)."""
+EIG_WEIGHT = 1.25
+"""Cost of the symmetric eigensolver per k³ of a k × k Gram matrix, in multiply-add equivalents (measured)."""
+LAYER_WEIGHT = 1e6
+"""Cost of one method × layer result entry (Python objects), in multiply-add equivalents (measured)."""
 RECONSTRUCTED = [
     "pressure",
     "frac_attenuating",
@@ -207,6 +211,24 @@ def layer_signatures(g: np.ndarray, unit: np.ndarray, sign: float) -> dict[str, 
     }
 
 
+def per_example_cosines(stacks: list[np.ndarray]) -> np.ndarray:
+    """(M, M, L): mean over examples of cos(g^A_i, g^B_i), over the examples where both are non-zero; NaN where
+    the methods' n differ or no example qualifies. One pass per method for the norms and per pair for the dots."""
+    count, layers = len(stacks), stacks[0].shape[1]
+    norms = [np.sqrt(np.einsum("nld,nld->nl", g, g)) for g in stacks]
+    out = np.full((count, count, layers), np.nan)
+    for a in range(count):
+        for b in range(a, count):
+            if stacks[a].shape[0] != stacks[b].shape[0]:
+                continue
+            ok = (norms[a] > 0) & (norms[b] > 0)
+            dots = norms[a] ** 2 if a == b else np.einsum("nld,nld->nl", stacks[a], stacks[b])
+            per = np.clip(np.where(ok, dots / np.where(ok, norms[a] * norms[b], 1.0), 0.0), -1.0, 1.0)
+            used = ok.sum(axis=0)
+            out[a, b] = out[b, a] = np.where(used > 0, per.sum(axis=0) / np.maximum(used, 1), np.nan)
+    return out
+
+
 def gradient_signature(params: GradientSignatureParams, progress: Progress) -> GradientSignatureResult:
     """Axis pressure, energy fractions, cosines and spectral / coordinate / layer diffuseness per method × layer."""
     names = list(params.grads)
@@ -248,14 +270,7 @@ def gradient_signature(params: GradientSignatureParams, progress: Progress) -> G
     progress(len(names) / (len(names) + 1), "cosines")
     mean_stack = np.stack([means[name] for name in names])
     cos_mean = cosine(mean_stack[:, None], mean_stack[None, :])
-    cos_example = np.full((len(names), len(names), layers), np.nan)
-    for a, name_a in enumerate(names):
-        for b, name_b in enumerate(names):
-            if grads[name_a].shape[0] == grads[name_b].shape[0]:
-                per = cosine(grads[name_a], grads[name_b])
-                ok = ~np.isnan(per)
-                total = np.where(ok, per, 0.0).sum(axis=0)
-                cos_example[a, b] = np.where(ok.any(axis=0), total / np.maximum(ok.sum(axis=0), 1), np.nan)
+    cos_example = per_example_cosines([grads[name] for name in names])
     cosines = [
         LayerCosines(
             layer=ell, mean_gradient=nullable(cos_mean[:, :, ell]), per_example=nullable(cos_example[:, :, ell])
@@ -285,12 +300,14 @@ def stack_shape(value: Any) -> tuple[int, int, int]:
 
 
 def signature_cost(params: GradientSignatureParams) -> float:
-    """Multiply-adds: per method n·L·d·(min(n, d) + 8) for the Gram matrices and projections, plus 10·L·min(n, d)³."""
+    """Multiply-add equivalents per method: 200·n·L·d (element passes) + n·L·d·k/2 (Gram, k = min(n, d)) +
+    1.25·L·k³ (eigenvalues) + 10⁶·L (per-layer results); about 5·10⁹ per second on one core."""
     total = 0.0
     for value in params.grads.values():
         n, layers, dim = stack_shape(value)
         k = min(n, dim)
-        total += n * layers * dim * (k + 8) + EIG_WEIGHT * layers * k**3
+        total += ELEMENT_WEIGHT * n * layers * dim + n * layers * dim * k / 2 + EIG_WEIGHT * layers * k**3
+        total += LAYER_WEIGHT * layers
     return total
 
 
@@ -326,9 +343,10 @@ SPEC = register(
         result_model=GradientSignatureResult,
         fn=gradient_signature,
         cost=signature_cost,
-        cost_unit="multiply-adds (Gram matrices of the smaller side, projections, eigensolver ≈ 10·k³)",
-        sync_budget=2e9,
-        hard_cap=2e12,
+        cost_unit="multiply-add equivalents: per method 200·n·L·d + n·L·d·min(n, d)/2 + 1.25·L·min(n, d)³ + 10⁶·L "
+        "(≈ 5·10⁹ per second with single-threaded BLAS)",
+        sync_budget=5e9,
+        hard_cap=1e12,
         plot=plot_signature,
     )
 )

@@ -63,8 +63,13 @@ def gram_singular_values(g: np.ndarray) -> np.ndarray:
     leaves eigenvalues below ~1e-16·σ₁² as noise; they are clipped at 0.
     """
     n, d = g.shape[-2:]
-    gram = g @ np.swapaxes(g, -1, -2) if n <= d else np.swapaxes(g, -1, -2) @ g
-    eig = np.linalg.eigvalsh(gram)[..., ::-1]
+    flat = g.reshape(-1, n, d)
+    side = min(n, d)
+    gram = np.empty((flat.shape[0], side, side))
+    for i, mat in enumerate(flat):
+        mat = np.ascontiguousarray(mat)  # contiguous operands let numpy use BLAS syrk for A·Aᵀ
+        gram[i] = mat @ mat.T if n <= d else mat.T @ mat
+    eig = np.linalg.eigvalsh(gram.reshape(*g.shape[:-2], side, side))[..., ::-1]
     return np.sqrt(np.clip(eig, 0.0, None))
 
 

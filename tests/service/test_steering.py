@@ -362,13 +362,13 @@ def test_signature_inconsistent_inputs_name_the_field(grads: dict, axis: Any, ex
 
 
 def test_signature_cost_progress_and_plot() -> None:
-    # Cost in multiply-adds: n·L·d·(min(n, d) + 8) + 10·L·min(n, d)³ per method; progress can cancel the run.
+    # Cost per method: 200·n·L·d + n·L·d·k/2 + 1.25·L·k³ + 10⁶·L with k = min(n, d); progress can cancel the run.
     rng = np.random.default_rng(13)
     grads = {"base": rng.standard_normal((6, 2, 4)), "pps": rng.standard_normal((6, 2, 4))}
     params = GradientSignatureParams.model_validate(
         {"grads": {k: v.tolist() for k, v in grads.items()}, "axis": [[1.0, 0, 0, 0]], "baseline": "base"}
     )
-    assert signature_cost(params) == 2 * (6 * 2 * 4 * (4 + 8) + 10 * 2 * 4**3)
+    assert signature_cost(params) == 2 * (200 * 48 + 48 * 4 / 2 + 1.25 * 2 * 4**3 + 1e6 * 2)
 
     def cancel(fraction: float, message: str = "") -> None:
         raise Cancelled
