@@ -1,4 +1,4 @@
-"""Shared pieces of the benchmark scorers: item bases, id matching, result assembly (spec D_benchmarks_1 §0)."""
+"""Shared pieces of the benchmark scorers: item bases, id matching, result assembly."""
 
 import math
 from collections.abc import Hashable, Sequence
@@ -30,7 +30,7 @@ Text = Annotated[str, Field(max_length=8000)]
 
 
 class KeyItemBase(StrictModel):
-    """Fields every answer-key item has (ARCHITECTURE §3)."""
+    """Fields every answer-key item has."""
 
     item_id: ItemId
     split: Literal["public", "private"] = Field(
@@ -45,7 +45,7 @@ class PredItemBase(StrictModel):
 
 
 class BootstrapParams(StrictModel):
-    """Seeded percentile-bootstrap settings shared by scorers with graded per-item scores (§0)."""
+    """Seeded percentile-bootstrap settings shared by scorers with graded per-item scores."""
 
     seed: Seed = 0
     n_resamples: int = Field(
@@ -61,12 +61,12 @@ class BootstrapParams(StrictModel):
 
 
 def check_bootstrap(params: BootstrapParams, n: int) -> None:
-    """Enforce the bootstrap budget ``B ≤ 10⁴``, ``B·n ≤ 5·10⁷`` (§0) as InvalidInput on params.n_resamples."""
+    """Enforce the bootstrap budget ``B ≤ 10⁴``, ``B·n ≤ 5·10⁷`` as InvalidInput on params.n_resamples."""
     check_budget(params.n_resamples, n, ("params", "n_resamples"))
 
 
 def match_items(key_ids: Sequence[str], pred_ids: Sequence[str]) -> np.ndarray:
-    """Index of the key item each prediction answers; duplicates or unknown ids raise InvalidInput (§0).
+    """Index of the key item each prediction answers; duplicates or unknown ids raise InvalidInput.
 
     Predictions listed in answer-key order (the common case) skip building the id → position table.
     """
@@ -116,7 +116,7 @@ def finite(x: float, what: str) -> float:
 
 
 def metric(value: float, ci_low: float | None = None, ci_high: float | None = None, n: int | None = None) -> dict:
-    """One ``scores`` entry ``{"value", "ci_low", "ci_high", "n"}`` (ARCHITECTURE §3)."""
+    """One ``scores`` entry ``{"value", "ci_low", "ci_high", "n"}``."""
     return {
         "value": finite(value, "value"),
         "ci_low": None if ci_low is None else finite(ci_low, "ci_low"),

@@ -1,4 +1,4 @@
-"""Hollywood public-domain film MCQ benchmark scorer (spec D_benchmarks_1 §4; every protocol choice [R]).
+"""Hollywood public-domain film MCQ benchmark scorer (every protocol choice [R]).
 
 Accuracy with a Wilson CI, chance ``mean(1/K_i)``, an exact one-sided test against chance (binomial for one
 option count, Poisson-binomial for mixed counts: a convolution of one binomial per distinct K, see
@@ -42,7 +42,7 @@ MAX_OPTIONS = 26
 
 
 class AnswerKeyItem(KeyItemBase):
-    """One multiple-choice question about a film clip (§4 item metadata [R])."""
+    """One multiple-choice question about a film clip (item metadata [R])."""
 
     num_options: int = Field(ge=2, le=MAX_OPTIONS, description="Number of answer options K (2-26).")
     answer_idx: int = Field(ge=0, le=MAX_OPTIONS - 1, description="0-based index of the correct option (< K).")
@@ -99,7 +99,7 @@ RECONSTRUCTED = [*METRICS, "breakdown"]
 def _category_table(
     codes: np.ndarray, names: Sequence[Any], correct: np.ndarray, k_opts: np.ndarray, params: Params
 ) -> dict[str, dict[str, Any]]:
-    """Per-label accuracy, Wilson CI, chance, exact p vs chance and Holm-adjusted p (§0 multiple categories).
+    """Per-label accuracy, Wilson CI, chance, exact p vs chance and Holm-adjusted p.
 
     ``codes`` index ``names``; the label ``None`` (item without that metadata) is left out.
     """
@@ -209,7 +209,7 @@ def _arrays(key_items: Sequence[AnswerKeyItem], pred_items: Sequence[PredictionI
 
 
 def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], params: Params) -> dict[str, Any]:
-    """Score one split of film-MCQ predictions (§4); see the module docstring."""
+    """Score one split of film-MCQ predictions; see the module docstring."""
     ids, num_options, answer_idx, pred_index, choice_idx = _arrays(key_items, pred_items)
     film_codes, _ = factorize(column(key_items, "film_id"))
     correct, scores, overall = score_arrays(num_options, answer_idx, film_codes, pred_index, choice_idx, params)
@@ -233,11 +233,9 @@ SPEC = register(
         version="1",
         summary="Multimodal MCQ on public-domain Hollywood films: accuracy with Wilson CI, exact test vs "
         "chance (Poisson-binomial for mixed option counts), film-clustered SE, Holm-adjusted categories.",
-        paper="Multimodal language models increasingly show promise for enabling the large-scale "
-        "computational analysis of film, opening up new avenues for learning about film history and the "
-        "evolution of narrative techniques.",
+        paper="Hollywood public-domain film MCQ benchmark (title not located)",
         citation="Hollywood public-domain film MCQ benchmark (NeurIPS 2026; title not located), scoring "
-        "protocol reconstructed per spec D_benchmarks_1 §4",
+        "scoring protocol reconstructed from the abstract",
         answer_key_item_model=AnswerKeyItem,
         prediction_item_model=PredictionItem,
         params_model=Params,

@@ -1,4 +1,4 @@
-"""StakeBench scorer (spec D_benchmarks_1 §3). Every definition here is RECONSTRUCTED from the abstract.
+"""StakeBench scorer (Pei et al.). Every definition here is RECONSTRUCTED from the abstract.
 
 Four tasks: T1 ``commitment`` (does the commenter hold a position), T2 ``revealed_side`` (which side; the
 model may abstain with NEUTRAL / UNCLEAR), T3 ``future_action`` (INCREASE / REDUCE / EXIT_FLIP / HOLD after
@@ -30,7 +30,7 @@ _MISSING = "__missing__"
 
 
 class AnswerKeyItem(KeyItemBase):
-    """One StakeBench comment (§3 item metadata [R]); the gold field depends on ``task``."""
+    """One StakeBench comment (item metadata [R]); the gold field depends on ``task``."""
 
     task: Task = Field(description="commitment (T1), revealed_side (T2), future_action (T3), odds_projection (T4).")
     committed: bool | None = Field(None, description="T1 gold: the commenter held a position at comment time.")
@@ -125,7 +125,7 @@ def f1_scores(gold: np.ndarray, pred: np.ndarray, labels: Sequence[str]) -> dict
 
 
 def collapse_diagnostics(pred: np.ndarray, tau: float, max_labels: int) -> dict[str, Any]:
-    """Predicted-label shares, labels used (share >= tau), top-2 share, exp(entropy), collapsed flag (§3 T3)."""
+    """Predicted-label shares, labels used (share >= tau), top-2 share, exp(entropy), collapsed flag (T3)."""
     names, counts = np.unique(pred, return_counts=True)
     shares = counts / counts.sum()
     order = np.argsort(-shares, kind="stable")
@@ -204,7 +204,7 @@ def _answer(it: AnswerKeyItem, p: PredictionItem, j: int, dead_band: float) -> A
 
 
 def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], params: Params) -> dict[str, Any]:
-    """Score one split of StakeBench predictions (§3); every metric is RECONSTRUCTED."""
+    """Score one split of StakeBench predictions; every metric is RECONSTRUCTED."""
     ids = column(key_items, "item_id")
     index = match_items(ids, column(pred_items, "item_id"))
     for i, it in enumerate(key_items):
@@ -392,8 +392,7 @@ SPEC = register(
         summary="StakeBench market-commitment benchmark [R]: commitment detection, Directed Accuracy with "
         "coverage and stake weighting, action macro-F1 with collapse diagnostics, odds-direction skill vs "
         "momentum and favourite-drift baselines with a sign test across settings.",
-        paper="Existing financial NLP benchmarks often rely on labels supplied by outside observers, measuring "
-        "how language is perceived rather than what speakers have committed to in the market.",
+        paper="StakeBench",
         citation="Pei, Hu, Shi, Ma, Liu & Cartlidge, StakeBench, arXiv:2605.26074 (2026); protocol reconstructed",
         answer_key_item_model=AnswerKeyItem,
         prediction_item_model=PredictionItem,

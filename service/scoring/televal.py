@@ -1,4 +1,4 @@
-"""TELEVAL spoken-interaction benchmark scorer (spec D_benchmarks_1 §2; TELEVAL repo HEAD 6acd665).
+"""TELEVAL spoken-interaction benchmark scorer (protocol of the TELEVAL repository, HEAD 6acd665).
 
 Per item (0-100 scale): ``basic`` ExistMatch (any gold alias as a contiguous token run), ``choice``
 SingleOptionMatch (``cover`` / ``correct``), judge tasks AvgThreshold ``r = (s/5)^power · 100`` of the
@@ -59,10 +59,10 @@ class AllOf(StrictModel):
 
 
 class AnswerKeyItem(KeyItemBase):
-    """One TELEVAL item (§2.2 / §2.3)."""
+    """One TELEVAL item."""
 
     dataset: Label = Field(description="Dataset name; datasets are the unit of the published scores.")
-    eval_task: EvalTask = Field(description="Evaluation method of the dataset (§2.1 table).")
+    eval_task: EvalTask = Field(description="Evaluation method of the dataset.")
     ref: Text | Annotated[list[Alias | AnyOf | AllOf], Field(max_length=64)] | None = Field(
         None,
         description="basic: list of gold aliases (a string, a list = any of, {'all': [...]} = all of); "
@@ -147,9 +147,9 @@ RECONSTRUCTED_FIELDS = ("overall", "rcf", "ia", "caption_trap_rate", "breakdown.
 
 
 def avg_threshold(scores: Sequence[float], power: int = 2, threshold: float = 60.0, floor: bool = True) -> dict:
-    """AvgThreshold (§2.1): ``r = (s/5)^power · 100``; mean of r and ``#{r > threshold}``.
+    """AvgThreshold: ``r = (s/5)^power · 100``; mean of r and ``#{r > threshold}``.
 
-    V5: [5, 4, 3, 0] give r = [100, 64, 36, 0], mean 50.00, above60 = 2 (linear: 60.0, 2).
+    [5, 4, 3, 0] give r = [100, 64, 36, 0], mean 50.00, above60 = 2 (linear: 60.0, 2).
     """
     s = np.asarray(scores, dtype=np.float64)
     r = rescale_judge(s, power, floor)
@@ -162,13 +162,13 @@ def rescale_judge(s: np.ndarray, power: int, floor: bool) -> np.ndarray:
 
 
 def weighted_mean(scores: Sequence[float], sizes: Sequence[float]) -> float:
-    """Sample-count-weighted mean of dataset scores (§2.1 groups; V4: Basic Knowledge GPT-4o-Audio 52.93)."""
+    """Sample-count-weighted mean of dataset scores (published Basic Knowledge of GPT-4o-Audio: 52.93)."""
     w = np.asarray(sizes, dtype=np.float64)
     return float(np.asarray(scores, dtype=np.float64) @ w / w.sum())
 
 
 def acoustic_robustness(table: Mapping[str, Mapping[str, float]]) -> float:
-    """Mean over conditions of the worst (minimum) level score (§2.1; V5: 40/30/20 → 30.0)."""
+    """Mean over conditions of the worst (minimum) level score (worst levels 40/30/20 → 30.0)."""
     return float(np.mean([min(levels.values()) for levels in table.values()]))
 
 
@@ -203,7 +203,7 @@ def _aliases(ref: list) -> list[str]:
 
 
 def _exist_match(ref: list, pred_text: str) -> bool:
-    """ExistMatch: outer list = any of; a nested list = any of; ``{'all': [...]}`` = all of (§2.1)."""
+    """ExistMatch: outer list = any of; a nested list = any of; ``{'all': [...]}`` = all of."""
     toks = token_string(pred_text)
     for alt in ref:
         if isinstance(alt, str):
@@ -268,7 +268,7 @@ def _modal(errors: np.ndarray, ref_len: np.ndarray, has: np.ndarray) -> float:
 
 
 def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], params: Params) -> dict[str, Any]:
-    """Score one split of TELEVAL predictions (§2): datasets, groups, robustness, Caption Trap, overall."""
+    """Score one split of TELEVAL predictions: datasets, groups, robustness, Caption Trap, overall."""
     ids = column(key_items, "item_id")
     index = match_items(ids, column(pred_items, "item_id"))
     n = len(key_items)
@@ -416,7 +416,7 @@ def _acoustic(key_items: Sequence[AnswerKeyItem], tasks: np.ndarray, value: np.n
 
 
 def _groups(datasets: Mapping[str, Mapping[str, Any]], params: Params) -> dict[str, Any]:
-    """Group scores: size-weighted and macro means of their datasets' scores (§2.1)."""
+    """Group scores: size-weighted and macro means of their datasets' scores."""
     members: dict[str, list[str]] = {}
     for name, d in datasets.items():
         if d["group"] is not None and d["eval_task"] not in EXTERNAL_TASKS:
@@ -455,7 +455,7 @@ def _caption_trap(
     judge: np.ndarray,
     params: Params,
 ) -> dict[str, Any]:
-    """Caption-Trap rate [R] (§2.4) on answered cue items: judge flag, else the NSV-rubric proxy (score 3)."""
+    """Caption-Trap rate [R] on answered cue items: judge flag, else the NSV-rubric proxy (score 3)."""
     flags: list[tuple[str, bool, str]] = []
     appropriate = 0
     heur_hits = heur_n = 0
@@ -502,8 +502,7 @@ SPEC = register(
         version="1",
         summary="TELEVAL Chinese spoken-interaction benchmark: ExistMatch, SingleOptionMatch, AvgThreshold "
         "judge scores, modal consistency, size-weighted groups, acoustic robustness, Caption-Trap rate [R].",
-        paper="Spoken Language Models (SLMs) are expected to support natural spoken interaction beyond task "
-        "completion.",
+        paper="TELEVAL",
         citation="TELEVAL (China Telecom TeleAI), arXiv:2507.18061 (v3 2026); repo Tele-AI/TELEVAL",
         answer_key_item_model=AnswerKeyItem,
         prediction_item_model=PredictionItem,

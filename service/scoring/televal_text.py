@@ -1,4 +1,4 @@
-"""TELEVAL text matching: ExistMatch tokenizer and SingleOptionMatch extractor (spec D_benchmarks_1 §2.1).
+"""TELEVAL text matching: ExistMatch tokenizer and SingleOptionMatch extractor.
 
 Re-implementation of the protocol of ``Tele-AI/TELEVAL`` ``src/evaluator/process.py`` (HEAD 6acd665):
 - tokens (DPR ``SimpleTokenizer`` style): NFD, lower case, runs of letters/digits/marks, every CJK ideograph
@@ -127,7 +127,7 @@ _BARE_OPTION = regex.compile(r"[A-Da-d](?![A-Za-z0-9])")
 
 
 def extract_option(pred: str, question: str = "", cushion: bool = True) -> str | None:
-    """SingleOptionMatch: the option letter (upper case) the answer commits to, or ``None`` (§2.1)."""
+    """SingleOptionMatch: the option letter (upper case) the answer commits to, or ``None``."""
     cascade = _NEGATIVE if _NEG_QUESTION.search(question) else _POSITIVE
     for pattern, later in cascade:
         end = max(pred.rfind(word) for word in later) if later else len(pred)

@@ -1,4 +1,4 @@
-"""ViMU (Video Metaphorical Understanding) scorer (spec D_benchmarks_1 §1, confirmed from the ViMU repo).
+"""ViMU (Video Metaphorical Understanding) scorer (Li & Wang, protocol as in the ViMU repository).
 
 Four tasks per video: OE (open-ended, scored by an external LLM judge whose rubric output is validated here),
 EG / RM / SV (multi-select). Multi-select rule: any predicted letter outside the gold set scores 0, an empty
@@ -58,7 +58,7 @@ OE_MIN, OE_MAX = -6, 9
 
 
 class OEScoreBreakdown(StrictModel):
-    """The judge's rubric components (§1 OE judge)."""
+    """The OE judge's rubric components."""
 
     core_intent: int = Field(ge=0, le=5, description="Core intended meaning recovered, 0-5.")
     implicit_signal: int = Field(ge=0, le=3, description="Implicit signals identified, 0-3.")
@@ -87,7 +87,7 @@ class OEJudge(StrictModel):
 
 
 class AnswerKeyItem(KeyItemBase):
-    """One ViMU question (§1 item metadata); OE items carry no options."""
+    """One ViMU question; OE items carry no options."""
 
     task: Task = Field(description="OE open-ended, EG evidence grounding, RM rhetoric, SV social value.")
     options: list[Letter] = Field(
@@ -165,12 +165,12 @@ RECONSTRUCTED = [
 
 
 def aggregate(oe: float, eg: float, rm: float, sv: float) -> tuple[float, float]:
-    """``(SSU-Avg, All-Avg)`` from the four task scores (§1; V1 reproduces the 16 published rows)."""
+    """``(SSU-Avg, All-Avg)`` from the four task scores (reproduces the 16 published leaderboard rows)."""
     return (rm + sv) / 2.0, (oe + eg + rm + sv) / 4.0
 
 
 def random_subset_chance(gold_size: np.ndarray, n_options: np.ndarray) -> np.ndarray:
-    """Expected multi-select score of a uniform random non-empty subset: ``2^(g-1) / (2^K - 1)`` (V3)."""
+    """Expected multi-select score of a uniform random non-empty subset: ``2^(g-1) / (2^K - 1)``."""
     g = np.asarray(gold_size, dtype=np.int64)
     k = np.asarray(n_options, dtype=np.int64)
     return np.where(g > 0, np.ldexp(1.0, np.maximum(g - 1, 0)) / (np.ldexp(1.0, k) - 1.0), 0.0)
@@ -322,7 +322,7 @@ def _oe_summary(total: np.ndarray, verdicts: list[str | None], n: int, n_errors:
 
 
 def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], params: Params) -> dict[str, Any]:
-    """Score one split of ViMU predictions (§1): per-task scores, SSU-Avg, All-Avg, summaries, breakdowns."""
+    """Score one split of ViMU predictions: per-task scores, SSU-Avg, All-Avg, summaries, breakdowns."""
     ids = column(key_items, "item_id")
     index = match_items(ids, column(pred_items, "item_id"))
     n = len(key_items)
@@ -429,7 +429,7 @@ SPEC = register(
         version="1",
         summary="ViMU video subtext benchmark: OE judge-rubric scores (validated), EG/RM/SV multi-select "
         "partial credit, SSU-Avg and All-Avg with stratified bootstrap CIs, chance references.",
-        paper="Any new medium, once it emerges, is used for more than the transmission of overt content alone.",
+        paper="ViMU: Benchmarking Video Metaphorical Understanding",
         citation="Li & Wang, ViMU: Benchmarking Video Metaphorical Understanding, arXiv:2605.14607 (2026)",
         answer_key_item_model=AnswerKeyItem,
         prediction_item_model=PredictionItem,

@@ -1,4 +1,4 @@
-"""Shared statistics for every scorer (ARCHITECTURE §1; spec D_benchmarks_1 §0): one implementation each."""
+"""Shared statistics for every scorer: one implementation each."""
 
 from service.stats.bootstrap import (
     MAX_RESAMPLES,

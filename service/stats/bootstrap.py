@@ -1,4 +1,4 @@
-"""Seeded percentile bootstrap of a mean (spec D_benchmarks_1 §0: graded metrics; budget B ≤ 10⁴, B·n ≤ 5·10⁷).
+"""Seeded percentile bootstrap of a mean for graded metrics (budget B ≤ 10⁴, B·n ≤ 5·10⁷).
 
 Three draws of the same bootstrap law, chosen by the data (each is *exactly* "resample n items with
 replacement and average", only the random stream differs):
@@ -16,9 +16,9 @@ from numpy.typing import ArrayLike
 from service.errors import Degenerate, InvalidInput
 
 MAX_RESAMPLES = 10_000
-"""Largest accepted number of bootstrap resamples B (§0)."""
+"""Largest accepted number of bootstrap resamples B."""
 MAX_WORK = 50_000_000
-"""Largest accepted B·n (§0)."""
+"""Largest accepted B·n."""
 _CHUNK = 1 << 18
 """Indices drawn per chunk: 256K keeps each buffer (1-2 MB) in the allocator's reused heap (measured fastest)."""
 

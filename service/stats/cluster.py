@@ -1,4 +1,4 @@
-"""Cluster-robust standard error of a mean and label factorisation (spec D_benchmarks_1 §0, V9)."""
+"""Cluster-robust standard error of a mean and label factorisation."""
 
 from collections.abc import Hashable, Sequence
 
@@ -19,7 +19,7 @@ def factorize(labels: Sequence[Hashable]) -> tuple[np.ndarray, list[Hashable]]:
 def cluster_robust_se(values: ArrayLike, clusters: ArrayLike, n_clusters: int | None = None) -> float:
     """Cluster-robust (CR1-style) SE of the mean: ``sqrt(G/(G-1) · Σ_g (c_g - p̂ n_g)²) / N``.
 
-    ``c_g`` is the sum of ``values`` in cluster ``g`` and ``n_g`` its size (§0; V9: films A, B, C with
+    ``c_g`` is the sum of ``values`` in cluster ``g`` and ``n_g`` its size (e.g. films A, B, C with
     [1,1,0,1], [0,1,0,0], [1,1] give 0.21071). ``clusters`` are integer codes ``0..G-1``.
     """
     x = np.asarray(values, dtype=np.float64)

@@ -1,4 +1,4 @@
-"""Proportion intervals and standard errors (spec D_benchmarks_1 §0, V6, V11)."""
+"""Proportion intervals and standard errors."""
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -18,7 +18,7 @@ def z_value(confidence: float) -> float:
 
 
 def wilson_interval(k: ArrayLike, n: ArrayLike, confidence: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
-    """Wilson score interval for ``k`` successes out of ``n`` (§0), clamped to [0, 1]; vectorised.
+    """Wilson score interval for ``k`` successes out of ``n`` (Wilson 1927), clamped to [0, 1]; vectorised.
 
     ``center = (p + z²/2n) / (1 + z²/n)``, ``half = z/(1 + z²/n) · sqrt(p(1-p)/n + z²/4n²)``.
     Clamping matters at the boundary: 10/10 gives an upper end of 0.99999999… in floating point.
@@ -49,7 +49,7 @@ def wilson(k: int, n: int, confidence: float = 0.95) -> tuple[float, float]:
 
 
 def binomial_se(k: ArrayLike, n: ArrayLike) -> np.ndarray:
-    """Binomial standard error ``sqrt(p(1-p)/n)`` of a proportion (the iid form the spec names for 0/1 items)."""
+    """Binomial standard error ``sqrt(p(1-p)/n)`` of a proportion (the iid form for 0/1 items)."""
     n_arr = np.asarray(n, dtype=np.float64)
     if np.any(n_arr <= 0):
         raise Degenerate("standard error needs n >= 1", ("n",))
@@ -58,7 +58,7 @@ def binomial_se(k: ArrayLike, n: ArrayLike) -> np.ndarray:
 
 
 def mean_stderr(x: ArrayLike) -> float:
-    """lm-evaluation-harness ``mean_stderr``: ``sd(ddof=1)/sqrt(n)`` (§0, V11: seven 1s and three 0s give 0.152753)."""
+    """lm-evaluation-harness ``mean_stderr``: ``sd(ddof=1)/sqrt(n)`` (seven 1s and three 0s give 0.152753)."""
     arr = np.asarray(x, dtype=np.float64)
     if arr.size < 2:
         raise Degenerate("mean_stderr needs at least 2 values", ("x",))

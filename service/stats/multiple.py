@@ -1,4 +1,4 @@
-"""Holm step-down adjustment of p-values (spec D_benchmarks_1 §0: per-category tests vs chance)."""
+"""Holm step-down adjustment of p-values (per-category tests against chance)."""
 
 import numpy as np
 from numpy.typing import ArrayLike

@@ -1,4 +1,4 @@
-"""Paired comparison of two systems on the same items (spec D_benchmarks_1 §0; ARCHITECTURE §3 compare)."""
+"""Paired comparison of two systems on the same items."""
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -11,7 +11,7 @@ from service.stats.tails import binom_two_sided
 def mcnemar_exact(b: int, c: int) -> float:
     """Exact McNemar test: two-sided binomial test of ``b`` discordant pairs out of ``b + c`` at p = 1/2.
 
-    Spec §4: b = 12, c = 4 gives p = 0.0768. No discordant pair gives p = 1.
+    b = 12, c = 4 gives p = 0.0768. No discordant pair gives p = 1.
     """
     if b < 0 or c < 0:
         raise Degenerate("discordant counts must be non-negative", ("b",))

@@ -1,4 +1,4 @@
-"""Exact binomial and Poisson-binomial tails (spec D_benchmarks_1 §0, §4; checks V7, V8).
+"""Exact binomial and Poisson-binomial tails.
 
 The Poisson-binomial law of ``S = Σ_i Bernoulli(p_i)`` is computed exactly (no normal approximation) as the
 convolution of one binomial per *distinct* success probability: an MCQ benchmark with mixed option counts
@@ -26,7 +26,7 @@ _LOG_CUT = 80.0
 
 
 def binom_tail_ge(k: int, n: int, p: float) -> float:
-    """One-sided exact binomial ``P(X ≥ k)``, ``X ~ Bin(n, p)`` (V7: 6/10 at p = 0.25 gives 0.019728)."""
+    """One-sided exact binomial ``P(X ≥ k)``, ``X ~ Bin(n, p)`` (6 of 10 at p = 0.25 gives 0.019728)."""
     if k <= 0:
         return 1.0
     if k > n:
@@ -91,7 +91,7 @@ def poisson_binomial_tail_ge(k: int, probs: ArrayLike, counts: ArrayLike | None 
     """``P(S ≥ k)`` for ``S = Σ Bernoulli(p_i)`` (``counts[j]`` trials with ``probs[j]`` when given).
 
     Exact law, evaluated by exponential tilting and a convolution of one binomial per distinct ``p``
-    (module docstring). V8: ``p = 1/K`` for ``K = [4, 4, 5, 5, 2]``, ``P(S ≥ 3) = 0.12875``.
+    (module docstring). For ``p = 1/K`` for ``K = [4, 4, 5, 5, 2]``, ``P(S ≥ 3) = 0.12875``.
     """
     p, m = _grouped(probs, counts)
     shift = int(m[p == 1.0].sum())
