@@ -1,6 +1,6 @@
 """Estimator modules; importing this package registers every estimator."""
 
-from service.estimators import (, steering
+from service.estimators import (
     axial_slr,
     compression,
     fdslm,
