@@ -104,16 +104,32 @@ def load_array(engines: Engines, ref: ArrayRef, loc: tuple[str | int, ...]) -> n
     return np.frombuffer(data, dtype=np.dtype(dtype)).reshape(shape)
 
 
+def _resolve_value(engines: Engines, value: Any, rules: ArrayConstraints, loc: tuple[str | int, ...]) -> Any:
+    """``value`` with references resolved: itself, inside a nested model, or in dict values and list items
+    (lists are walked only when they hold references, models or dicts, never numeric JSON arrays)."""
+    if isinstance(value, ArrayRef):
+        return _check(load_array(engines, value, loc), rules, loc)
+    if isinstance(value, StrictModel):
+        return resolve(engines, value, loc)
+    if isinstance(value, dict):
+        out = {key: _resolve_value(engines, item, rules, (*loc, key)) for key, item in value.items()}
+        return value if all(out[key] is value[key] for key in value) else out
+    if isinstance(value, list) and value and isinstance(value[0], ArrayRef | StrictModel | dict):
+        items = [_resolve_value(engines, item, rules, (*loc, i)) for i, item in enumerate(value)]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
+
+
 def resolve(engines: Engines, params: StrictModel, loc: tuple[str | int, ...] = ()) -> StrictModel:
-    """``params`` with every ``ArrayRef`` (also in nested models) replaced by its checked array."""
+    """``params`` with every ``ArrayRef`` replaced by its checked array, wherever it stands: a field, a nested
+    model, a dict value or a list item."""
     updates: dict[str, Any] = {}
     for name, field in type(params).model_fields.items():
         value = getattr(params, name)
-        if isinstance(value, ArrayRef):
-            rules = _constraints(field.metadata, field.annotation) or ArrayConstraints("float")
-            updates[name] = _check(load_array(engines, value, (*loc, name)), rules, (*loc, name))
-        elif isinstance(value, StrictModel):
-            resolved = resolve(engines, value, (*loc, name))
-            if resolved is not value:
-                updates[name] = resolved
+        if not isinstance(value, ArrayRef | StrictModel | dict | list):
+            continue
+        rules = _constraints(field.metadata, field.annotation) or ArrayConstraints("float")
+        resolved = _resolve_value(engines, value, rules, (*loc, name))
+        if resolved is not value:
+            updates[name] = resolved
     return params.model_copy(update=updates) if updates else params

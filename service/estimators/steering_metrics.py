@@ -18,7 +18,7 @@ def as_stack(value: Any, loc: tuple[str | int, ...], ndim: int = 3) -> np.ndarra
     """A float64 array of ``ndim`` dimensions from a nested list or an (fp16/fp32/fp64) array; 422 if ragged."""
     try:
         arr = np.asarray(value, dtype=np.float64)
-    except ValueError as exc:
+    except (ValueError, TypeError) as exc:
         raise InvalidInput(f"not a rectangular {ndim}-dimensional array: {exc}", loc=loc) from exc
     if arr.ndim != ndim:
         raise InvalidInput(f"expected a {ndim}-dimensional array, got shape {list(arr.shape)}", loc=loc)

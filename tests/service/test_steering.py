@@ -1,5 +1,6 @@
 """Tests of ``steering.persona_vector`` and ``steering.gradient_signature`` (hand computations, spec checks 1-4)."""
 
+import io
 import itertools
 from typing import Any
 
@@ -382,3 +383,38 @@ def test_signature_cost_progress_and_plot() -> None:
         [s.pressure for s in sig.layers] for sig in result.signatures
     ]
     assert ESTIMATORS["steering.gradient_signature"] is SIGNATURE_SPEC
+
+
+# ================================================================== through the API: npy references in dicts
+
+
+def npy_id(client: Any, arr: np.ndarray) -> dict[str, str]:
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    r = client.post("/v1/arrays", content=buf.getvalue(), headers={"Content-Type": "application/x-npy"})
+    assert r.status_code == 201, r.text
+    return {"array": r.json()["id"]}
+
+
+def test_npy_references_inside_grads_and_losses_resolve_through_the_api(client: Any) -> None:
+    # grads and losses are dicts of arrays: references there resolve like top-level ones (same result as JSON
+    # lists; the cached run keeps the references); a wrong-shaped reference is a 422 naming grads.<method>.
+    rng = np.random.default_rng(14)
+    grads = {"base": rng.standard_normal((5, 2, 6)), "ip": rng.standard_normal((5, 2, 6)).astype(np.float32)}
+    axis, losses = rng.standard_normal((2, 6)), rng.random(5)
+    listed = {"grads": {k: v.tolist() for k, v in grads.items()}, "axis": axis.tolist(), "baseline": "base"}
+    refs = {
+        "grads": {k: npy_id(client, v) for k, v in grads.items()},
+        "axis": npy_id(client, axis),
+        "baseline": "base",
+        "losses": {"ip": npy_id(client, losses)},
+    }
+    by_list = client.post("/v1/estimators/steering.gradient_signature", json=listed)
+    by_ref = client.post("/v1/estimators/steering.gradient_signature", json=refs)
+    assert by_list.status_code == by_ref.status_code == 200, by_ref.text
+    assert by_ref.json()["result"]["signatures"][1]["layers"] == by_list.json()["result"]["signatures"][1]["layers"]
+    assert by_ref.json()["result"]["signatures"][1]["mean_ce"] == pytest.approx(losses.mean(), abs=1e-15)
+    bad = {**refs, "grads": {"base": npy_id(client, rng.standard_normal((5, 6)))}}
+    r = client.post("/v1/estimators/steering.gradient_signature", json=bad)
+    assert r.status_code == 422
+    assert r.json()["errors"][0]["loc"] == ["body", "grads", "base"]
