@@ -1,0 +1,179 @@
+"""Target alignment of BP and PC in deep linear networks: hand computation, table, ordering, optimal rate rule."""
+
+import math
+
+import numpy as np
+import pytest
+
+from service.errors import InvalidInput
+from service.estimators.predictive_coding import (
+    SPEC,
+    TargetAlignmentParams,
+    target_alignment,
+    target_alignment_cost,
+)
+from service.registry import no_progress
+
+
+def run(**kw: object):
+    return target_alignment(TargetAlignmentParams(**kw), no_progress)
+
+
+def net(depth: int, width: int) -> list[int]:
+    """d_in = 20, d_out = 5 and depth − 1 hidden layers of ``width``."""
+    return [20] + [width] * (depth - 1) + [5]
+
+
+def cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_two_layer_network_by_hand() -> None:
+    # dims [3, 2, 2], B = 1, explicit weights; the draw is x ~ N(0, I_3) then y ~ N(0, I_2) from default_rng(4).
+    w1 = np.array([[0.5, -1.0, 0.3], [0.2, 0.4, -0.7]])
+    w2 = np.array([[1.1, -0.3], [0.6, 0.9]])
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal(3), rng.standard_normal(2)
+    lr = 0.05
+    a1 = w1 @ x
+    e = y - w2 @ a1
+    # BP: ΔW2 = η e a1ᵀ, ΔW1 = η (W2ᵀe) xᵀ
+    bp = (lr * np.outer(e, a1), lr * np.outer(w2.T @ e, x))
+    # PC equilibrium: S = I + W2 W2ᵀ, ε2 = S⁻¹e, ε1 = W2ᵀε2, x1 = a1 + ε1; ΔW2 = η ε2 x1ᵀ, ΔW1 = η ε1 xᵀ
+    eps2 = np.linalg.solve(np.eye(2) + w2 @ w2.T, e)
+    eps1 = w2.T @ eps2
+    pc = (lr * np.outer(eps2, a1 + eps1), lr * np.outer(eps1, x))
+
+    def finite(d2: np.ndarray, d1: np.ndarray) -> np.ndarray:
+        return (w2 + d2) @ ((w1 + d1) @ x) - w2 @ a1
+
+    def first(d2: np.ndarray, d1: np.ndarray) -> np.ndarray:
+        return d2 @ a1 + w2 @ (d1 @ x)
+
+    res = run(weights=[w1.tolist(), w2.tolist()], lr=lr, seed=4)
+    assert res.ta_bp == pytest.approx(cos(finite(*bp), e), rel=1e-12)
+    assert res.ta_pc == pytest.approx(cos(finite(*pc), e), rel=1e-12)
+    assert res.ta_bp_first_order == pytest.approx(cos(first(*bp), e), rel=1e-12)
+    assert res.ta_pc_first_order == pytest.approx(cos(first(*pc), e), rel=1e-12)
+    assert res.loss_before == pytest.approx(e @ e / 2, rel=1e-12)
+    r_bp, r_pc = y - w2 @ a1 - finite(*bp), y - w2 @ a1 - finite(*pc)
+    assert res.loss_after_bp == pytest.approx(r_bp @ r_bp / 2, rel=1e-12)
+    assert res.loss_after_pc == pytest.approx(r_pc @ r_pc / 2, rel=1e-12)
+    assert res.equilibrium_residual < 1e-14
+
+
+def test_one_layer_pc_equals_bp_and_aligns_perfectly_to_first_order() -> None:
+    # L = 1: ε_1 = e and x_0 = x, so both updates are η e xᵀ and Δŷ = η‖x‖² e to first order.
+    res = run(dims=[7, 3], n_draws=20)
+    assert res.ta_pc == pytest.approx(res.ta_bp, rel=1e-12)
+    assert res.ta_bp_first_order == pytest.approx(1.0, abs=1e-12)
+    assert res.pc_minus_bp == pytest.approx(0.0, abs=1e-12)
+
+
+# Independently measured means over 20 seeds (d_in = 20, d_out = 5, init scale 1, η = 1e-3, exact equilibrium):
+# (depth, width, B) → (TA_BP, TA_PC).
+TABLE = {
+    (2, 8, 1): (0.902, 0.977),
+    (4, 8, 1): (0.806, 0.911),
+    (8, 8, 1): (0.791, 0.900),
+    (2, 64, 1): (0.998, 0.998),
+    (8, 64, 1): (0.961, 1.000),
+    (8, 8, 16): (0.571, 0.506),
+    (8, 64, 16): (0.728, 0.737),
+}
+
+
+@pytest.mark.parametrize("key", list(TABLE))
+def test_table_within_sampling_error(key: tuple[int, int, int]) -> None:
+    depth, width, batch = key
+    draws = 200
+    res = run(dims=net(depth, width), batch=batch, n_draws=draws)
+    assert res.n_excluded == 0
+    for name, ref in zip(("ta_bp", "ta_pc"), TABLE[key], strict=True):
+        values = np.array([getattr(d, name) for d in res.per_draw])
+        # 3.5 standard errors of the difference of a 20-seed mean and our 200-draw mean, plus the reference's rounding
+        tol = 3.5 * values.std(ddof=1) * math.sqrt(1 / 20 + 1 / draws) + 5e-4
+        assert getattr(res, name) == pytest.approx(ref, abs=tol), (name, getattr(res, name), ref, tol)
+
+
+def test_pc_beats_bp_on_average_for_single_samples_more_so_when_narrow() -> None:
+    gaps = {}
+    for depth, width in ((2, 8), (4, 8), (8, 8), (8, 64)):
+        res = run(dims=net(depth, width), n_draws=400, seed=1)
+        assert res.pc_minus_bp > 4 * res.pc_minus_bp_se, (depth, width)
+        gaps[(depth, width)] = res.pc_minus_bp
+    assert gaps[(4, 8)] > gaps[(2, 8)]  # deeper
+    assert gaps[(8, 8)] > gaps[(8, 64)]  # narrower
+    # not in every draw: at depth 8, width 8 PC is below BP in about a fifth of the draws
+    res = run(dims=net(8, 8), n_draws=400, seed=1)
+    below = np.mean([d.ta_pc < d.ta_bp for d in res.per_draw])
+    assert 0.1 < below < 0.3
+
+
+def test_optimal_rate_rule_gives_first_order_alignment_one() -> None:
+    for depth, width in ((4, 8), (8, 8), (8, 64)):
+        res = run(dims=net(depth, width), n_draws=200, optimal_pc_lr=True)
+        kept = [d for d in res.per_draw if d.ta_pc is not None]
+        assert len(kept) == 200 - res.n_excluded and len(kept) >= 100
+        assert min(d.ta_pc_first_order for d in kept) == pytest.approx(1.0, abs=1e-9)
+        assert min(d.ta_pc for d in kept) > 0.997  # η = 1e-3 is finite
+        assert res.ta_bp_first_order < 0.96  # BP under the same normalisation: Δŷ ∝ S e, TA = eᵀSe/(‖Se‖‖e‖) < 1
+        assert res.ta_pc == pytest.approx(np.mean([d.ta_pc for d in kept]), rel=1e-12)
+        assert "x_{l−1}ᵀa_{l−1}" in res.lr_rule
+
+
+def test_draws_with_undefined_rate_are_excluded_from_the_means() -> None:
+    # Deep narrow nets often have x_{l−1}ᵀa_{l−1} ≤ 0 at some layer: those draws get null TA.
+    res = run(dims=net(8, 8), n_draws=100, optimal_pc_lr=True)
+    nulls = [d for d in res.per_draw if d.ta_bp is None]
+    assert len(nulls) == res.n_excluded > 0
+    assert all(d.ta_pc is None and d.ta_pc_first_order is None for d in nulls)
+    kept = [d.ta_bp for d in res.per_draw if d.ta_bp is not None]
+    assert res.ta_bp == pytest.approx(np.mean(kept), rel=1e-12)
+
+
+def test_iterative_inference_converges_to_the_exact_equilibrium() -> None:
+    exact = run(dims=net(4, 8), n_draws=20)
+    slow = run(dims=net(4, 8), n_draws=20, pc_inference={"steps": 2000, "gamma": 0.1})
+    assert slow.equilibrium_residual < 1e-9
+    assert max(abs(a.ta_pc - b.ta_pc) for a, b in zip(exact.per_draw, slow.per_draw, strict=True)) < 1e-10
+    assert slow.ta_bp == exact.ta_bp  # same draws
+    short = run(dims=net(4, 8), n_draws=20, pc_inference={"steps": 5, "gamma": 0.1})
+    assert short.equilibrium_residual > 1e-3
+
+
+def test_reproducible_and_batched_over_draws() -> None:
+    a = run(dims=net(3, 16), batch=4, n_draws=50, seed=9)
+    assert run(dims=net(3, 16), batch=4, n_draws=50, seed=9) == a
+    assert run(dims=net(3, 16), batch=4, n_draws=50, seed=10) != a
+    assert a.loss_after_bp < a.loss_before and a.loss_after_pc < a.loss_before  # small steps descend
+
+
+def test_validation_names_the_field() -> None:
+    with pytest.raises(InvalidInput) as err:
+        run(dims=[3, 2], weights=[[[1.0, 0.0, 0.0]]])
+    assert err.value.loc == ("dims",)
+    with pytest.raises(InvalidInput) as err:
+        run()
+    assert err.value.loc == ("dims",)
+    with pytest.raises(InvalidInput) as err:
+        run(weights=[[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0, 3.0]]])
+    assert err.value.loc == ("weights", 1)
+    with pytest.raises(InvalidInput) as err:
+        target_alignment_cost(TargetAlignmentParams(dims=[1024] * 6))
+    assert err.value.loc == ("dims",)
+
+
+def test_cost_scales_with_draws_and_inference_steps() -> None:
+    base = TargetAlignmentParams(dims=net(8, 64))
+    assert target_alignment_cost(base.model_copy(update={"n_draws": 10})) == 10 * target_alignment_cost(base)
+    slow = TargetAlignmentParams(dims=net(8, 64), pc_inference={"steps": 100, "gamma": 0.1})
+    assert target_alignment_cost(slow) > target_alignment_cost(base)
+    assert target_alignment_cost(base.model_copy(update={"n_draws": 200})) < SPEC.sync_budget
+
+
+def test_plot_draws_the_per_draw_values() -> None:
+    res = run(dims=net(3, 8), n_draws=30)
+    ax = SPEC.plot(res).axes[0]
+    assert list(ax.lines[0].get_xdata()) == [d.ta_bp_first_order for d in res.per_draw]
+    assert list(ax.lines[0].get_ydata()) == [d.ta_pc_first_order for d in res.per_draw]
