@@ -24,8 +24,9 @@ import numpy as np
 LEAK = 0.01
 EPS = 1e-6
 """Added to norms in the XOrtho normalisation (as in the released code)."""
-GATHER_CHUNK = 1 << 21
-"""Floats of gathered child weights per chunk in :func:`encode_active` (bounds its memory to ~16 MB)."""
+GATHER_CHUNK = 1 << 19
+"""Floats of gathered child weights per chunk in :func:`encode_active`: 2-4 MB chunks stay in cache (CPU time at
+d = 512, N = 2048, m = 16, s = 4, k = 32, B = 1024, float32: 0.075 s, against 0.6 s for the flat encoder)."""
 
 XOrthoVariant = Literal["off_diagonal", "repo"]
 
@@ -211,24 +212,29 @@ class ActiveCodes:
 def encode_active(w: HSAEWeights, x: np.ndarray, k: int, theta: float) -> ActiveCodes:
     """Inference encoder evaluating child encoders of the k selected parents only: N·d + k(s·d + m·s) per row.
 
-    The selected parents' W_down and E_c are gathered in row chunks of at most ``GATHER_CHUNK`` floats."""
+    The top-k of a = E x is the top-k of z wherever k parents pass θ, and otherwise holds every active parent, so
+    the parents with z > 0 are exactly the dense pass's active set. The selected parents' W_down and E_c are
+    gathered in row chunks of at most ``GATHER_CHUNK`` floats."""
     batch = x.shape[0]
     n_parents, subspace, dim = w.W_down.shape
     a = x @ w.E.T
-    z = np.where(a >= theta, a, 0.0)
     k = min(k, n_parents)
-    parents = np.argpartition(-z, k - 1, axis=1)[:, :k] if k < n_parents else np.tile(np.arange(n_parents), (batch, 1))
+    if k < n_parents:
+        parents = np.argpartition(a, n_parents - k, axis=1)[:, n_parents - k :]
+    else:
+        parents = np.broadcast_to(np.arange(n_parents), (batch, n_parents))
+    pre = np.take_along_axis(a, parents, axis=1)
     child = np.empty((batch, k), dtype=np.int64)
-    code = np.empty((batch, k), dtype=np.result_type(x, w.E))
+    code = np.empty((batch, k), dtype=a.dtype)
     rows = max(1, GATHER_CHUNK // (k * subspace * dim))
     for start in range(0, batch, rows):
         sel = parents[start : start + rows]
-        y = np.einsum("bksd,bd->bks", w.W_down[sel], x[start : start + rows])
-        c = leaky(np.einsum("bkms,bks->bkm", w.E_c[sel], y), theta)
+        y = np.matmul(w.W_down[sel], x[start : start + rows, None, :, None])
+        c = leaky(np.matmul(w.E_c[sel], y)[..., 0], theta)
         best = c.argmax(axis=2)
         child[start : start + rows] = best
         code[start : start + rows] = np.take_along_axis(c, best[..., None], axis=2)[..., 0]
-    return ActiveCodes(parents=parents, z=np.take_along_axis(z, parents, axis=1), child=child, c=code)
+    return ActiveCodes(parents=parents, z=np.where(pre >= theta, pre, 0.0).astype(a.dtype), child=child, c=code)
 
 
 def encode_flat(encoder: np.ndarray, x: np.ndarray, theta: float) -> np.ndarray:
