@@ -52,8 +52,8 @@ def pairwise_table(delta: np.ndarray, inter: np.ndarray) -> np.ndarray:
 
 def test_dp_equals_brute_force_on_300_random_instances_unary_and_pairwise() -> None:
     # 300 instances, M in [3, 10], n_i in {1, 2, 3}, N(0, 1) costs: the DP minimum equals enumeration at every
-    # depth (the spec measured max |DP − brute| = 3.6e-15), its set has that cost and depth, and the DP is never
-    # above any chain (the only theorem about the greedy).
+    # depth (reference: max |DP − brute| = 3.6e-15), its set has that cost and depth, and the DP is never above
+    # any chain (the only theorem about the greedy).
     rng = np.random.default_rng(11)
     worst = 0.0
     for inst in range(300):
@@ -82,9 +82,9 @@ def test_dp_equals_brute_force_on_300_random_instances_unary_and_pairwise() -> N
 
 
 def test_additive_uniform_blocks_greedy_equals_dp_and_mean_sequential_gap() -> None:
-    # Errata §6 check 2, seed 0: M = int(rng.integers(3, 20)), Δ = rng.standard_normal(M), n_i = 2. DP = greedy
+    # Reference check 2, seed 0: M = int(rng.integers(3, 20)), Δ = rng.standard_normal(M), n_i = 2. DP = greedy
     # ≤ min(sequential) at every k (0 violations); mean gap over the 3595 (instance, k) pairs with k = 0..M is
-    # 2.2545 (2.4598 over k = 1..M), measured by the errata; reproduced to 5e-5.
+    # 2.2545 (2.4598 over k = 1..M) in the reference measurement; reproduced to 5e-5.
     rng = np.random.default_rng(0)
     gaps_all: list[float] = []
     gaps_pos: list[float] = []
@@ -109,7 +109,7 @@ def test_additive_uniform_blocks_greedy_equals_dp_and_mean_sequential_gap() -> N
 # ------------------------------------------------------------------ check 3: knapsack effect
 
 
-def test_knapsack_counter_example_of_the_spec() -> None:
+def test_knapsack_counter_example() -> None:
     # n = [2, 3, 2, 3, 3, 3], Δ = [−1.243, −0.216, −1.344, −1.606, 0.426, 0.065], r = 2: DP patches layers 1 and 3
     # (1-based) at −2.587, greedy patches layer 4 at −1.606; the greedy chain visits r = 0, 2, 3, 4, 6, 8, 10 only.
     delta = np.array([-1.243, -0.216, -1.344, -1.606, 0.426, 0.065])
@@ -125,7 +125,7 @@ def test_knapsack_counter_example_of_the_spec() -> None:
 
 
 def test_knapsack_rates_seed_0() -> None:
-    # Errata §6 check 3, seed 0, 300 instances of n = rng.integers(1, 4, size=6), Δ = rng.standard_normal(6):
+    # Reference check 3, seed 0, 300 instances of n = rng.integers(1, 4, size=6), Δ = rng.standard_normal(6):
     # greedy strictly worse (> 1e-9) in A 25/1518 (visited depths), B 25/1218 (visited, r ≥ 1), C 25/1758 (r ≥ 1
     # reachable by the DP); 22/300 instances have a strict gap. Reproduced exactly.
     rng = np.random.default_rng(0)
@@ -164,7 +164,7 @@ def four_weight_instance(u: np.ndarray, wt: np.ndarray) -> tuple[np.ndarray, np.
 
 @pytest.mark.parametrize(("four_weights", "expected"), [(True, (453, 90)), (False, (258, 48))])
 def test_pairwise_greedy_frequencies_seed_0(four_weights: bool, expected: tuple[int, int]) -> None:
-    # Errata §6 check 4, seed 0, 300 instances, M = 8, n_i = 2, k = 1..7 (2100 pairs): P(greedy > DP) = 453/2100
+    # Reference check 4, seed 0, 300 instances, M = 8, n_i = 2, k = 1..7 (2100 pairs): P(greedy > DP) = 453/2100
     # and P(greedy > best sequential) = 90/2100 with all four w_i(a, b) (u = standard_normal(8), then
     # Wt = standard_normal((7, 2, 2))); 258/2100 and 48/2100 with w(1, 1) only. Greedy ≤ sequential is NOT a
     # theorem here, so only the counts are asserted, and DP ≤ greedy.
@@ -233,7 +233,7 @@ def test_lattice_path_is_the_minimum_over_all_orderings() -> None:
 
 def test_lattice_at_most_greedy_chain_random_and_equal_for_modular() -> None:
     # Random tables (M = 10): lattice ≤ every nested chain, strictly below the greedy chain in some instances (the
-    # spec's single example: −17.02 vs −13.50). Modular (additive) tables: the greedy chain is the lattice optimum.
+    # reference's single example: −17.02 vs −13.50). Modular (additive) tables: the greedy chain is the lattice optimum.
     rng = np.random.default_rng(6)
     strict = 0
     for _ in range(10):

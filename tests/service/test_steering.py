@@ -1,4 +1,4 @@
-"""Tests of ``steering.persona_vector`` and ``steering.gradient_signature`` (hand computations, spec checks 1-4)."""
+"""Tests of ``steering.persona_vector`` and ``steering.gradient_signature``: hand computations, published checks."""
 
 import io
 import itertools
@@ -147,7 +147,7 @@ def test_persona_cost_and_plot() -> None:
     assert ESTIMATORS["steering.persona_vector"] is PERSONA_SPEC
 
 
-# ================================================================== gradient_signature: spec check 4 (errata §1)
+# ================================================================== gradient_signature: the sign-reversal law
 
 W = np.array([2.0, -1.0, 0.5, 1.0])
 H = np.array([0.25, 0.5, 0.0, 0.25])
@@ -181,12 +181,12 @@ def test_toy_gradient_matches_central_differences() -> None:
     ],
     ids=["tilt", "parallel", "negative", "perpendicular"],
 )
-def test_sign_reversal_law_errata_fixture(
+def test_sign_reversal_law_fixture(
     axis: np.ndarray, c: float, alpha_star: float | None, pressures: tuple, cos_sign: float, rho: float
 ) -> None:
     # π(α) = (q − p_α)·c with c = w·v̂, flipping at α* = (logit q − w·h)/c (not /‖w‖ unless v̂ ∥ w). Gradients at
     # α = 0, α* + ½, α* + 1 (for c = 0: 0, ½, 1) go in as three one-example methods: the pressures, ρ = cos²θ and
-    # the sign of cos(g(0), g(α* + 1)) are the errata's table to 1e-7.
+    # the sign of cos(g(0), g(α* + 1)) are the published fixture table to 1e-7.
     assert W @ axis == pytest.approx(c, abs=1e-12)
     if alpha_star is not None:
         assert (np.log(Q / (1 - Q)) - W @ H) / c == pytest.approx(alpha_star, abs=1e-7)
@@ -204,18 +204,18 @@ def test_sign_reversal_law_errata_fixture(
 
 
 def test_spec_alpha_star_is_not_the_root_for_a_tilted_axis() -> None:
-    # The spec's α* = (logit q − w·h)/‖w‖ = 0.2389191 leaves π = +0.0513386 on the tilted axis (errata §1).
+    # The ‖w‖-based α* = (logit q − w·h)/‖w‖ = 0.2389191 leaves π = +0.0513386 on the tilted axis.
     spec_alpha = (np.log(Q / (1 - Q)) - W @ H) / np.linalg.norm(W)
     result = signature({"a": toy_gradient(spec_alpha, TILT)[None, None, :]}, TILT[None, :])
     assert result.signatures[0].layers[0].pressure == pytest.approx(0.0513386, abs=1e-7)
 
 
-# ================================================================== spec checks 1-3: diffuseness
+# ================================================================== published checks 1-3: diffuseness
 
 
 def test_coordinate_measures_of_an_iid_gaussian_and_a_one_hot_gradient() -> None:
     # i.i.d. Gaussian g, d = 4096: coordinate PR/d → 1/3 (E g²)²/E g⁴ and exp(H)/d → exp(−(2 − γ − ln 2)) = 0.482
-    # (spec measured 0.342 and 0.491; tolerance ±0.03). One-hot: both exactly 1.
+    # (published 0.342 and 0.491; tolerance ±0.03). One-hot: both exactly 1.
     g = np.random.default_rng(8).standard_normal((1, 1, 4096))
     layer = signature({"g": g}, np.ones((1, 4096))).signatures[0].layers[0]
     assert layer.coordinate_pr / 4096 == pytest.approx(1 / 3, abs=0.03)
@@ -228,7 +228,7 @@ def test_coordinate_measures_of_an_iid_gaussian_and_a_one_hot_gradient() -> None
 
 @pytest.mark.parametrize(("n", "d", "spec_measured"), [(2000, 200, 182.0), (500, 500, 250.9), (200, 1000, 166.4)])
 def test_spectral_pr_marchenko_pastur(n: int, d: int, spec_measured: float) -> None:
-    # Isotropic n × d: spectral PR ≈ nd/(n + d) (Marchenko–Pastur); ours and the spec's measurement within 1.5%.
+    # Isotropic n × d: spectral PR ≈ nd/(n + d) (Marchenko–Pastur); ours and the published measurement within 1.5%.
     g = np.random.default_rng(n + d).standard_normal((n, 1, d))
     layer = signature({"iso": g}, np.ones((1, d))).signatures[0].layers[0]
     predicted = n * d / (n + d)
@@ -239,10 +239,10 @@ def test_spectral_pr_marchenko_pastur(n: int, d: int, spec_measured: float) -> N
 
 
 def test_concentrated_vs_isotropic_and_the_basis_caveat() -> None:
-    # 256 gradients, d = 512. Concentrated a_i·v̂ + noise of norm ≈ 0.05 (a_i ~ U(1, 2)): spectral PR ≈ 1, ρ ≈ 1 (spec
-    # 1.00, 0.997). Isotropic: PR ≈ 256·512/768 = 170.7, ρ = 1/d in expectation (spec 170, 0.0020; each ρ_i is
-    # Beta(½, (d−1)/2), so the mean of 256 has a 9% sd: tolerance 30%). A single dense direction: coordinate
-    # PR/d ≈ 1/3 yet spectral PR = 1: coordinate measures alone cannot show "diffuse".
+    # 256 gradients, d = 512. Concentrated a_i·v̂ + noise of norm ≈ 0.05 (a_i ~ U(1, 2)): spectral PR ≈ 1, ρ ≈ 1
+    # (published 1.00, 0.997). Isotropic: PR ≈ 256·512/768 = 170.7, ρ = 1/d in expectation (published 170,
+    # 0.0020; each ρ_i is Beta(½, (d−1)/2), so the mean of 256 has a 9% sd: tolerance 30%). A single dense
+    # direction: coordinate PR/d ≈ 1/3 yet spectral PR = 1: coordinate measures alone cannot show "diffuse".
     rng = np.random.default_rng(9)
     v = rng.standard_normal(512)
     vh = v / np.linalg.norm(v)
