@@ -39,7 +39,8 @@ LAYER_OVERHEAD = 30_000.0
 Update = tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]
 """(η per layer and draw, left factors, right factors): ΔW_l = η_l·left_l·right_lᵀ/B."""
 Width = Annotated[int, Field(strict=True, ge=1, le=MAX_WIDTH)]
-Matrix = Annotated[list[list[FiniteFloat]], Field(min_length=1, max_length=MAX_WIDTH)]
+Row = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_WIDTH)]
+Matrix = Annotated[list[Row], Field(min_length=1, max_length=MAX_WIDTH)]
 
 
 class IterativeInference(StrictModel):

@@ -105,6 +105,8 @@ def _as_array(value: Any, ndim: int, loc: tuple[str, ...], cap: int) -> np.ndarr
         cap = min(cap, MAX_JSON_ARRAY)
     if arr.ndim != ndim:
         raise InvalidInput(f"expected a {ndim}-dimensional array, got shape {list(arr.shape)}", loc=loc)
+    if arr.size == 0:
+        raise InvalidInput("the array is empty", loc=loc)
     if arr.size > cap:
         raise InvalidInput(f"{arr.size} values exceed the cap of {cap}", loc=loc)
     if not np.isfinite(arr).all():

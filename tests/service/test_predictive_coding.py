@@ -3,6 +3,7 @@
 import math
 
 import numpy as np
+import pydantic
 import pytest
 
 from service.errors import InvalidInput
@@ -162,6 +163,8 @@ def test_validation_names_the_field() -> None:
     with pytest.raises(InvalidInput) as err:
         target_alignment_cost(TargetAlignmentParams(dims=[1024] * 6))
     assert err.value.loc == ("dims",)
+    with pytest.raises(pydantic.ValidationError):
+        TargetAlignmentParams(weights=[[[]]])
 
 
 def test_cost_scales_with_draws_and_inference_steps() -> None:

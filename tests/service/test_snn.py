@@ -324,6 +324,9 @@ def test_threshold_tail_downsamples_time_and_validates() -> None:
     with pytest.raises(InvalidInput) as err:
         threshold_tail(ThresholdTailParams(v=[[[0.0] * 400] * 300]), no_progress)
     assert err.value.loc == ("v",)
+    with pytest.raises(InvalidInput) as err:
+        threshold_tail(ThresholdTailParams(v=[[[]]]), no_progress)
+    assert err.value.loc == ("v",)
 
 
 def test_plots_draw_the_result() -> None:
