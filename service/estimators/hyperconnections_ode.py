@@ -137,6 +137,16 @@ def fd_jacobian(system: System) -> np.ndarray:
     return (diff.reshape(m, m) / (2 * FD_STEP)).T
 
 
+def kronecker_jacobian(system: System) -> np.ndarray:
+    """J = R ⊗ I_{Nd} + βαᵀ ⊗ (P0 ⊗ Vᵀ) on the flattened state (stream, token, dim), P0 the attention at H = 0."""
+    big_n, d = system.n_tokens, system.w.shape[0]
+    p0 = np.full((big_n, big_n), 1.0 / big_n)
+    if system.causal:
+        p0 = np.tri(big_n) / np.arange(1, big_n + 1)[:, None]
+    coupling = np.outer(system.beta, system.alpha)
+    return np.kron(system.r, np.eye(big_n * d)) + np.kron(coupling, np.kron(p0, system.v.T))
+
+
 def spectrum_distance(a: np.ndarray, b: np.ndarray) -> float:
     """Largest |a_i − b_π(i)| under the matching π minimising the total distance (no sorting of eigenvalues)."""
     cost = np.abs(a[:, None] - b[None, :])

@@ -301,7 +301,7 @@ STEP_OVERHEAD = 20_000.0
 
 
 def cost(params: JacobianErrorParams) -> float:
-    """Work units (≈ 1 ns each here): eigh 10p³ (+ np² for the ridge Gram matrix); per k0 the closed form
+    """Work units (≈ 1 ns each here): eigh 2p³ (+ np² for the ridge Gram matrix); per k0 the closed form
     12·K·p, or for a ∂H that is not a multiple of I the recursion K·(p²·(2 + #k0) + 2·10⁴) plus 2p³ to test
     whether ∂H is diagonal in H's eigenbasis."""
     pr = params.problem
@@ -313,7 +313,7 @@ def cost(params: JacobianErrorParams) -> float:
         p = len(pr.h)
         work = 0.0
         scalar_dh = _is_scalar_matrix(pr.dh)
-    work += 10.0 * p**3
+    work += 2.0 * p**3
     K, n_k0 = params.iterations, len(params.k0_list)
     if scalar_dh:
         work += CLOSED_FORM_PER_ENTRY * K * p * n_k0

@@ -45,7 +45,29 @@ def test_closed_form_spectrum_equals_finite_difference_spectrum(n: int, causal: 
     )
     # The spec measured 5e-13 .. 2e-12 with its FD step; ours (central, 1e-7 on an odd field) gives ≤ 3e-14.
     assert res.fd_residual < 1e-10
+    assert res.fd_jacobian_residual < 1e-12  # the odd field: central differences exact up to O(1e-14)
     assert sum(e.multiplicity for e in res.eigenvalues) == n * 4 * 2
+
+
+def test_fd_jacobian_equals_kronecker_form_where_dense_spectra_are_ill_conditioned() -> None:
+    # Causal N = 64: the averaging matrix is far from normal, so dense eigenvalues carry errors near 1e-3, but the
+    # Jacobian itself matches R ⊗ I + βαᵀ ⊗ (P0 ⊗ Vᵀ) entrywise.
+    rng = np.random.default_rng(0)
+    res = run(
+        n_streams=4,
+        n_tokens=64,
+        dim=1,
+        a_r=(np.eye(4) + 0.3 * rng.normal(size=(4, 4))).tolist(),
+        alpha=rng.normal(size=4).tolist(),
+        beta=rng.normal(size=4).tolist(),
+        w=[[0.7]],
+        v=[[-1.3]],
+        causal=True,
+        simulate=False,
+        fd_check=True,
+    )
+    assert res.fd_jacobian_residual < 1e-12
+    assert sum(e.multiplicity for e in res.eigenvalues) == 4 * 64
 
 
 def test_spectrum_is_invariant_under_a_relabelling_of_the_streams() -> None:
@@ -160,6 +182,8 @@ def test_two_stream_regimes() -> None:
     assert runs[0.05].final_norm == pytest.approx(1.3, abs=0.05)
     assert runs[0.3].final_norm == pytest.approx(3.59, abs=0.02)  # errata: seed 0's attractor (3.93 for seeds 1, 5, 7)
     assert runs[0.05].frequency == pytest.approx(1.0, abs=0.05)
+    other = run(n_streams=2, a_r=[[1.3, -1.0], [1.0, 1.3]], **TWO, init_seed=1).simulation
+    assert other.regime == "oscillation" and other.final_norm == pytest.approx(3.93, abs=0.02)  # the second attractor
 
 
 def test_series_downsampled_and_plot_draws_it(one_stream: dict) -> None:
