@@ -34,6 +34,7 @@ MAX_WINDOW = 999
 PERCEPTIVE, GENERATIVE = 1, -1
 
 Float = Annotated[float, Field(strict=True, allow_inf_nan=False, ge=-1e12, le=1e12)]
+Frame = Annotated[int, Field(strict=True, ge=0, le=10**9)]
 
 
 class PerceptionVectorParams(StrictModel):
@@ -104,7 +105,7 @@ class StateLagParams(StrictModel):
     midpoint: array_param(Float, "float", ge=-1e12, le=1e12, max_length=MAX_DIM) | None = Field(  # type: ignore[valid-type]
         None, description="Midpoint m = (μ_P + μ_G)/2 (d values)."
     )
-    onset: int | list[Annotated[int, Field(strict=True, ge=0)]] = Field(
+    onset: Frame | list[Frame] = Field(
         description="User onset frame t₀: one for every dialogue, or one per dialogue (n values)."
     )
     k: int = Field(2, ge=1, le=64, description="K, consecutive perceptive frames that end the lag (default 2).")

@@ -49,6 +49,11 @@ def normalise_decoders(w: HSAEWeights) -> None:
     w.D_c /= np.linalg.norm(w.D_c, axis=1, keepdims=True)
 
 
+def curve_stride(steps: int) -> int:
+    """Record every this many steps: with the last step added, at most ``MAX_CURVE`` points."""
+    return max(1, math.ceil(steps / (MAX_CURVE - 1)))
+
+
 def train(
     w: HSAEWeights,
     x: np.ndarray,
@@ -65,7 +70,7 @@ def train(
     m1 = {n: np.zeros_like(a) for n, a in w.arrays().items()}
     m2 = {n: np.zeros_like(a) for n, a in w.arrays().items()}
     b1, b2 = ADAM_BETAS
-    every = max(1, math.ceil(cfg.steps / MAX_CURVE))
+    every = curve_stride(cfg.steps)
     report = max(1, cfg.steps // 100)
     curve: list[dict[str, float]] = []
     for step in range(cfg.steps):

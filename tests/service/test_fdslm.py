@@ -3,6 +3,7 @@ censoring fixtures, and the perception vector against hand computations."""
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 from scipy.stats import mannwhitneyu
 
 from service.errors import InvalidInput
@@ -181,6 +182,13 @@ def test_state_lag_invalid_inputs(kwargs, loc):
     with pytest.raises(InvalidInput) as err:
         fdslm.state_lag(build(fdslm.StateLagParams, **kwargs), no_progress)
     assert err.value.loc == loc
+
+
+def test_negative_onset_is_refused_by_the_schema():
+    with pytest.raises(ValidationError):
+        fdslm.StateLagParams(scores=[[1.0] * T], onset=-1)
+    with pytest.raises(ValidationError):
+        fdslm.StateLagParams(scores=[[1.0] * T], onset=[3, -1])
 
 
 def test_perception_vector_recovers_the_planted_axis():

@@ -119,6 +119,12 @@ def test_learning_rate_schedule():
     assert sae_train.learning_rate(0, sae_train.TrainConfig(100, 1, 0.2, 0, None, None)) == 0.2
 
 
+def test_loss_curve_has_at_most_1000_points():
+    for steps in range(1, 5001):
+        every = sae_train.curve_stride(steps)
+        assert len(range(0, steps, every)) + ((steps - 1) % every != 0) <= sae_train.MAX_CURVE
+
+
 def test_decoder_gradient_projection_is_orthogonal_to_each_column():
     w = _random_model(4)
     g = _random_model(5)
