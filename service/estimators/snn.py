@@ -61,13 +61,13 @@ NORMAL_WEIGHT = 20.0
 TINY = 1e-12
 DEFAULT_EPS = (0.05, 0.1, 0.2, 0.5, 1.0)
 
-Eps = Annotated[float, Field(strict=True, gt=0, le=10, allow_inf_nan=False)]
+Eps = Annotated[float, Field(strict=True, ge=1e-9, le=10, allow_inf_nan=False)]
 EpsGrid = Annotated[
     list[Eps],
     Field(
         min_length=1,
         max_length=32,
-        description="Band half-widths ε for band_frac, each in (0, 10] (default [0.05, 0.1, 0.2, 0.5, 1]).",
+        description="Band half-widths ε for band_frac, each in [1e-9, 10] (default [0.05, 0.1, 0.2, 0.5, 1]).",
     ),
 ]
 Width = Annotated[float, Field(strict=True, gt=0, le=1e3, allow_inf_nan=False)]
