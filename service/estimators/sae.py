@@ -80,7 +80,11 @@ class HierarchicalTrainParams(ModelSettings):
         None, description="Held-out activations (n', d); default: a seeded eval_fraction of x."
     )
     eval_fraction: float = Field(
-        0.1, ge=0.0, le=0.5, allow_inf_nan=False, description="Share of x held out when x_eval is absent (0.1)."
+        0.1,
+        ge=0.0,
+        le=0.5,
+        allow_inf_nan=False,
+        description="Share of x held out when x_eval is absent (0.1; no hold-out when it rounds to < 2 rows).",
     )
 
 
@@ -164,8 +168,8 @@ class HierarchicalRecoveryParams(ModelSettings):
         (0.5, 1.5), description="Uniform range of the chosen child's amplitude (default [0.5, 1.5])."
     )
     noise: float = Field(0.02, ge=0.0, le=10.0, allow_inf_nan=False, description="Noise sd per coordinate (0.02).")
-    n_train: int = Field(10_000, ge=1, le=100_000, description="Training samples (default 10,000).")
-    n_test: int = Field(2_000, ge=1, le=100_000, description="Test samples (default 2,000).")
+    n_train: int = Field(10_000, ge=2, le=100_000, description="Training samples (default 10,000).")
+    n_test: int = Field(2_000, ge=2, le=100_000, description="Test samples (default 2,000).")
 
 
 class RecoveryScores(ResultModel):
@@ -234,9 +238,9 @@ def _configs(params: ModelSettings, dim: int) -> TrainConfig:
     )
 
 
-def _metrics(ev: Evaluation, n: int) -> Metrics:
+def _metrics(ev: Evaluation, n: int, field: str) -> Metrics:
     if not math.isfinite(ev.fvu):
-        raise Degenerate("FVU is undefined: every evaluated row is the same", ("x",))
+        raise Degenerate(f"FVU is undefined: every row of {field} is the same", (field,))
     return Metrics(
         n=n,
         mse=ev.mse,
@@ -281,9 +285,11 @@ def _split(params: HierarchicalTrainParams, x: np.ndarray, rng: np.random.Genera
         x_eval = np.asarray(params.x_eval, dtype=np.float64)
         if x_eval.shape[1:] != x.shape[1:]:
             raise InvalidInput(f"x_eval has d = {x_eval.shape[1]}, x has d = {x.shape[1]}", ("x_eval",))
+        if x_eval.shape[0] < 2 or x_eval.size > MAX_DATA:
+            raise InvalidInput(f"x_eval needs 2 to {MAX_DATA // x.shape[1]} rows", ("x_eval",))
         return x, x_eval
     n_eval = round(params.eval_fraction * x.shape[0])
-    if n_eval == 0:
+    if n_eval < 2:
         return x, x[:0]
     order = rng.permutation(x.shape[0])
     return x[order[n_eval:]], x[order[:n_eval]]
@@ -322,8 +328,8 @@ def hierarchical_train(params: HierarchicalTrainParams, progress: Progress) -> H
         d=dim,
         theta=cfg.loss.theta,
         n_train=x_train.shape[0],
-        train=_metrics(ev_train, x_train.shape[0]),
-        held_out=None if ev_eval is None else _metrics(ev_eval, x_eval.shape[0]),
+        train=_metrics(ev_train, x_train.shape[0], "x"),
+        held_out=None if ev_eval is None else _metrics(ev_eval, x_eval.shape[0], "x_eval"),
         parent_usage=ev_train.parent_usage.tolist(),
         child_usage=ev_train.child_usage.tolist(),
         loss_curve=_curve(curve),
@@ -387,8 +393,8 @@ def hierarchical_recovery(params: HierarchicalRecoveryParams, progress: Progress
     return HierarchicalRecoveryResult(
         trained=_scores(w, truth),
         random_init=_scores(w0, truth),
-        train=_metrics(ev_train, params.n_train),
-        test=_metrics(evaluate(w, x_test, params.k, cfg.loss.theta), params.n_test),
+        train=_metrics(ev_train, params.n_train, "n_train"),
+        test=_metrics(evaluate(w, x_test, params.k, cfg.loss.theta), params.n_test, "n_test"),
         loss_curve=_curve(curve),
         reconstructed=["trained", "random_init"],
         **_usage(ev_train),

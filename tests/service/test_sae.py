@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from service.errors import InvalidInput
+from service.errors import Degenerate, InvalidInput
 from service.estimators import sae, sae_model, sae_planted, sae_train
 from service.registry import ESTIMATORS, no_progress
 
@@ -208,12 +208,20 @@ def test_warmup_and_clip_change_the_run_and_stay_finite():
         ({"subspace": 3, "x": np.ones((10, 2))}, ("subspace",)),
         ({"k": 6}, ("k",)),
         ({"x_eval": np.zeros((3, 5))}, ("x_eval",)),
+        ({"x_eval": np.zeros((1, 16))}, ("x_eval",)),
     ],
 )
 def test_train_invalid_inputs(overrides, loc):
     with pytest.raises(InvalidInput) as err:
         sae.hierarchical_train(_small_train_params(**overrides), no_progress)
     assert err.value.loc == loc
+
+
+def test_constant_rows_are_degenerate_and_tiny_hold_outs_are_skipped():
+    with pytest.raises(Degenerate) as err:
+        sae.hierarchical_train(_small_train_params(x=np.ones((30, 16)), steps=2), no_progress)
+    assert err.value.loc == ("x",)
+    assert sae.hierarchical_train(_small_train_params(x=np.eye(16)[:14], steps=2), no_progress).held_out is None
 
 
 def test_parameter_cap_and_recovery_invalid_inputs():
