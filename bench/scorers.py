@@ -123,26 +123,8 @@ def bench_masks_http_npy_vs_json(
     import httpx
 
     nonce = 0.5 - (time.time_ns() % 10**6) * 1e-9
+    case = "64 masks 1024² scored over HTTP (hd95 off)"
     with httpx.Client(base_url=url, headers=headers, timeout=600) as client:
-        t0 = time.perf_counter()
-        ids = {}
-        for name, masks in (("pred", preds), ("gt", gts)):
-            ids[name] = []
-            for m in masks:
-                r = client.post("/v1/arrays", content=_npy(m), headers={"content-type": "application/x-npy"})
-                r.raise_for_status()
-                ids[name].append({"array": r.json()["id"]})
-        t_upload = time.perf_counter() - t0
-        body = {"pred": ids["pred"], "gt": ids["gt"], "hd95": False, "threshold": nonce}
-        t0 = time.perf_counter()
-        r = client.post("/v1/estimators/ubench.seg_metrics", json=body)
-        t_npy_call = time.perf_counter() - t0
-        if r.status_code != 200:
-            detail = r.text[:160].replace("|", "/")
-            return [
-                ("1", "64 masks 1024² over HTTP, npy vs JSON", "-", "-", f"HTTP {r.status_code}: {detail}", "PENDING")
-            ]
-        npy_iou = [c["iou"] for c in r.json()["result"]["cases"]]
         t0 = time.perf_counter()
         json_iou = []
         for p, g in zip(preds, gts, strict=True):
@@ -153,14 +135,30 @@ def bench_masks_http_npy_vs_json(
             r.raise_for_status()
             json_iou.append(r.json()["result"]["cases"][0]["iou"])
         t_json = time.perf_counter() - t0
-    same = npy_iou == json_iou
+        t0 = time.perf_counter()
+        ids: dict[str, list[dict[str, str]]] = {"pred": [], "gt": []}
+        for name, masks in (("pred", preds), ("gt", gts)):
+            for m in masks:
+                r = client.post("/v1/arrays", content=_npy(m), headers={"content-type": "application/x-npy"})
+                r.raise_for_status()
+                ids[name].append({"array": r.json()["id"]})
+        t_upload = time.perf_counter() - t0
+        body = {"pred": ids["pred"], "gt": ids["gt"], "hd95": False, "threshold": nonce}
+        t0 = time.perf_counter()
+        r = client.post("/v1/estimators/ubench.seg_metrics", json=body)
+        t_npy_call = time.perf_counter() - t0
+    anchor = f"JSON {t_json:.2f} s (64 calls)"
+    if r.status_code != 200:
+        detail = f"uploads {t_upload:.2f} s; call: HTTP {r.status_code} " + r.text[:120].replace("|", "/")
+        return [("1", case, "npy -", anchor, detail, "PENDING")]
+    same = [c["iou"] for c in r.json()["result"]["cases"]] == json_iou
     t_npy = t_upload + t_npy_call
     return [
         (
             "1",
-            "64 masks 1024² scored over HTTP (hd95 off)",
+            case,
             f"npy {t_npy:.2f} s (uploads {t_upload:.2f} s + call {t_npy_call:.2f} s)",
-            f"JSON {t_json:.2f} s (64 calls)",
+            anchor,
             f"{t_json / t_npy:.1f}× faster; IoU identical: {same}",
             "PASS" if same and t_npy < t_json else "MISS",
         )
@@ -168,10 +166,10 @@ def bench_masks_http_npy_vs_json(
 
 
 def bench_captions() -> list[Row]:
-    """(3) Caption metrics on 10,000 captions against pycocoevalcap, once the 3D scene scorer module exists."""
-    if importlib.util.find_spec("service.scoring.scene3d") is None:
-        return [("3", "BLEU/ROUGE-L/CIDEr, 10,000 captions", "-", "-", "scene3d scorer not present", "PENDING")]
-    return [("3", "BLEU/ROUGE-L/CIDEr, 10,000 captions", "-", "-", "timing hook not yet filled", "PENDING")]
+    """(3) Caption metrics on 10,000 captions against pycocoevalcap: to be filled with the 3D scene scorer."""
+    found = importlib.util.find_spec("service.scoring.scene3d") is not None
+    note = "scene3d scorer present, timing not yet written" if found else "scene3d scorer not present yet"
+    return [("3", "BLEU/ROUGE-L/CIDEr, 10,000 captions", "-", "pycocoevalcap", note, "PENDING")]
 
 
 def main() -> None:
