@@ -270,9 +270,10 @@ def token_dynamics(params: TokenDynamicsParams, progress: Progress) -> TokenDyna
         ]
     crossings = sweep_curve = None
     if params.sweep is not None:
-        progress(0.0, "sweep")
         grid = np.linspace(params.sweep.lo, params.sweep.hi, params.sweep.n_points)
-        abscissa, found = continuation(system, params.sweep.target, grid, ("sweep", "target"))
+        abscissa, found = continuation(
+            system, params.sweep.target, grid, ("sweep", "target"), lambda f: progress(f, "sweep")
+        )
         crossings = [Crossing(param=params.sweep.target, type=c.type, value=c.value, omega=c.omega) for c in found]
         sweep_curve = [
             SweepPoint(value=float(x), spectral_abscissa=float(a)) for x, a in zip(grid, abscissa, strict=True)

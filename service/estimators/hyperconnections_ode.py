@@ -172,7 +172,8 @@ def rk4(
     dt: float,
     progress: Callable[[float], None],
 ) -> Run:
-    """Classical RK4 with step dt until t_max (steps = round(t_max/dt)) or until ‖H‖_F > 1e6 (divergence)."""
+    """Classical RK4 with step dt until t_max (steps = round(t_max/dt)) or until ‖H‖_F > 1e6 (divergence; a norm
+    that overflowed is recorded as the largest double)."""
     steps = max(1, round(t_max / dt))
     norms = np.empty(steps + 1)
     proj = np.empty(steps + 1)
@@ -191,6 +192,8 @@ def rk4(
         norms[k] = np.linalg.norm(h)
         proj[k] = np.vdot(direction, h)
         if not norms[k] <= DIVERGENCE_NORM:
+            if not np.isfinite(norms[k]):
+                norms[k] = np.finfo(float).max
             last = k
             break
         if k % report == 0:

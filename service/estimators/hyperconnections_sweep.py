@@ -58,7 +58,7 @@ def leading_eigenvalue(system: System, block_p: np.ndarray, block_mu: np.ndarray
 
 
 def continuation(
-    system: System, target: str, grid: np.ndarray, loc: tuple[str, ...]
+    system: System, target: str, grid: np.ndarray, loc: tuple[str, ...], progress: Callable[[float], None]
 ) -> tuple[np.ndarray, list[Crossing]]:
     """Spectral abscissa along ``grid`` and every crossing between neighbouring grid points, located by bisection to
     1e-10 in the parameter; a crossing is ``hopf`` (ω = |Im λ|) when the leading eigenvalue just past it is complex."""
@@ -72,10 +72,14 @@ def continuation(
         scaled = mu * s if target == "scale_v" else mu
         return leading_eigenvalue(sys_s, block_p, np.tile(scaled, p.size))
 
-    abscissa = np.array([lead(float(s)).real for s in grid])
+    abscissa = np.empty(grid.size)
+    for i, s in enumerate(grid):
+        abscissa[i] = lead(float(s)).real
+        progress(0.5 * (i + 1) / grid.size)
     unstable = abscissa > UNSTABLE_TOL
     crossings = []
-    for k in np.flatnonzero(unstable[:-1] != unstable[1:]):
+    brackets = np.flatnonzero(unstable[:-1] != unstable[1:])
+    for done, k in enumerate(brackets):
         stable_end, unstable_end = (grid[k], grid[k + 1]) if unstable[k + 1] else (grid[k + 1], grid[k])
         for _ in range(MAX_BISECTIONS):
             if abs(unstable_end - stable_end) <= BISECTION_TOL:
@@ -96,4 +100,5 @@ def continuation(
                 omega=abs(eig.imag) if hopf else None,
             )
         )
+        progress(0.5 + 0.5 * (done + 1) / brackets.size)
     return abscissa, crossings

@@ -208,6 +208,8 @@ def jacobian_error(params: JacobianErrorParams, progress: Progress) -> JacobianE
         raise InvalidInput(f"condition number {big_l / mu:.3g} > {MAX_KAPPA:g}", loc=("problem",))
     step = choose_step(params, big_l, mu)
     rho = max(abs(1.0 - step * mu), abs(1.0 - step * big_l))
+    if rho >= 1.0:
+        raise InvalidInput(f"h = {step:g} is too small: 1 − hμ rounds to 1 (no contraction in float64)", loc=("step",))
     tr = truth(problem, eig)
     j_norm = float(np.linalg.norm(tr.j_star))
     dh_norm = float(np.abs(eig.delta).max()) if eig.delta is not None else float(np.linalg.norm(problem.dh, 2))

@@ -6,7 +6,7 @@ import numpy as np
 import pydantic
 import pytest
 
-from service.errors import InvalidInput
+from service.errors import Cancelled, InvalidInput
 from service.estimators.hyperconnections import (
     HARD_CAP,
     SPEC,
@@ -247,3 +247,35 @@ def test_cost_budget_and_cap() -> None:
     )
     assert cost(big) > HARD_CAP
     assert SYNC_BUDGET < cost(big.model_copy(update={"t_max": 150.0, "dt": 0.05})) < HARD_CAP
+
+
+def test_overflowing_run_is_a_divergence_with_a_finite_record() -> None:
+    res = run(a_r=[[1000.0]], alpha=[1000.0], beta=[1000.0], init_scale=1000.0, t_max=1.0, dt=0.1)
+    sim = res.simulation
+    assert sim.regime == "divergence" and sim.t_end == pytest.approx(0.1) and sim.final_norm > 1e6
+    assert all(math.isfinite(x) for x in sim.norm_series.norm)
+
+
+def test_long_work_reports_progress_and_stops_on_cancel() -> None:
+    seen: list[tuple[float, str]] = []
+
+    def cancel_at_half(fraction: float, message: str = "") -> None:
+        seen.append((fraction, message))
+        if message == "rk4" and fraction >= 0.5:
+            raise Cancelled
+
+    params = TokenDynamicsParams(
+        n_streams=1,
+        n_tokens=4,
+        dim=2,
+        a_r=[[1.3]],
+        alpha=[1.0],
+        beta=[1.0],
+        t_max=20.0,
+        sweep={"target": "a_r[0][0]", "lo": 0.5, "hi": 1.5, "n_points": 5},
+    )
+    with pytest.raises(Cancelled):
+        token_dynamics(params, cancel_at_half)
+    sweep = [f for f, m in seen if m == "sweep"]
+    assert sweep[-1] == 1.0 and sweep == sorted(sweep)
+    assert [f for f, m in seen if m == "rk4"][-1] == 0.5  # 400 steps, reports every 8

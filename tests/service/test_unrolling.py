@@ -6,7 +6,7 @@ import numpy as np
 import pydantic
 import pytest
 
-from service.errors import InvalidInput
+from service.errors import Cancelled, InvalidInput
 from service.estimators.unrolling import (
     HARD_CAP,
     SPEC,
@@ -267,3 +267,27 @@ def test_cost(quad: dict) -> None:
         k0_list=list(range(16)),
     )
     assert SYNC_BUDGET < cost(worst) <= HARD_CAP  # every schema-valid call is feasible, the largest as a job
+
+
+def test_step_too_small_to_contract_is_rejected() -> None:
+    with pytest.raises(InvalidInput) as err:
+        call({"kind": "quadratic", "h": [[1.0]], "dh": [[1.0]], "b": [1.0], "db": [0.0]}, step=1e-300, iterations=5)
+    assert err.value.loc == ("step",)
+
+
+@pytest.mark.parametrize("dh", [np.eye(3), np.diag([1.0, 2.0, 3.0]) + np.eye(3, k=1)])
+def test_long_work_reports_progress_and_stops_on_cancel(dh: np.ndarray) -> None:
+    seen: list[float] = []
+
+    def cancel(fraction: float, message: str = "") -> None:
+        seen.append(fraction)
+        if fraction >= 0.5:
+            raise Cancelled
+
+    problem = {"kind": "quadratic", "h": np.diag([1.0, 0.5, 0.1]).tolist(), "dh": dh.tolist(), "b": [1.0] * 3}
+    params = JacobianErrorParams(
+        problem=problem | {"db": [0.0] * 3}, step_rule="1/L", iterations=20_000, k0_list=[0, 1]
+    )
+    with pytest.raises(Cancelled):
+        jacobian_error(params, cancel)
+    assert 0.5 <= seen[-1] < 1.0 and seen == sorted(seen)
