@@ -18,6 +18,7 @@ from pydantic import Field
 from scipy.stats import rankdata
 
 from service.errors import InvalidInput
+from service.estimators.steering_metrics import as_stack
 from service.registry import EstimatorSpec, Progress, register
 from service.types import ResultModel, StrictModel, array_param
 
@@ -170,7 +171,7 @@ def separability_auc(pos: np.ndarray, neg: np.ndarray) -> np.ndarray:
 
 def perception_vector(params: PerceptionVectorParams, progress: Progress) -> PerceptionVectorResult:
     """v_ℓ = mean_{t∈P} h_ℓ(t) − mean_{t∈G} h_ℓ(t), its midpoint and the AUC of s = ⟨h − m, v̂⟩ per layer."""
-    h = np.asarray(params.hidden_states, dtype=np.float64)
+    h = as_stack(params.hidden_states, ("hidden_states",))
     n_frames, n_layers, d = h.shape
     if d > MAX_DIM:
         raise InvalidInput(f"d = {d} exceeds {MAX_DIM}", ("hidden_states",))
@@ -212,10 +213,10 @@ def _scores(params: StateLagParams) -> np.ndarray:
     if (params.scores is None) == (params.hidden_states is None):
         raise InvalidInput("give exactly one of scores and hidden_states", ("scores",))
     if params.scores is not None:
-        return np.asarray(params.scores, dtype=np.float64)
+        return as_stack(params.scores, ("scores",), ndim=2)
     if params.vector is None or params.midpoint is None:
         raise InvalidInput("hidden_states needs vector and midpoint", ("vector",))
-    h = np.asarray(params.hidden_states, dtype=np.float64)
+    h = as_stack(params.hidden_states, ("hidden_states",))
     if h.shape[2] > MAX_DIM:
         raise InvalidInput(f"d = {h.shape[2]} exceeds {MAX_DIM}", ("hidden_states",))
     v = np.asarray(params.vector, dtype=np.float64)

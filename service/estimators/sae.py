@@ -21,6 +21,7 @@ from service.errors import Degenerate, InvalidInput
 from service.estimators.sae_model import HSAEWeights, LossConfig, decoder_macs, encoder_macs, init_weights
 from service.estimators.sae_planted import planted_hierarchy, recovery, sample_planted
 from service.estimators.sae_train import Evaluation, TrainConfig, evaluate, train
+from service.estimators.steering_metrics import as_stack
 from service.registry import EstimatorSpec, Progress, register
 from service.types import ResultModel, Seed, StrictModel, array_param
 
@@ -282,7 +283,7 @@ def weight_arrays(w: HSAEWeights, k: int, theta: float) -> dict[str, np.ndarray]
 
 def _split(params: HierarchicalTrainParams, x: np.ndarray, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     if params.x_eval is not None:
-        x_eval = np.asarray(params.x_eval, dtype=np.float64)
+        x_eval = as_stack(params.x_eval, ("x_eval",), ndim=2)
         if x_eval.shape[1:] != x.shape[1:]:
             raise InvalidInput(f"x_eval has d = {x_eval.shape[1]}, x has d = {x.shape[1]}", ("x_eval",))
         if x_eval.shape[0] < 2 or x_eval.size > MAX_DATA:
@@ -308,7 +309,7 @@ def _curve(curve: list[dict[str, float]]) -> list[LossPoint]:
 
 def hierarchical_train(params: HierarchicalTrainParams, progress: Progress) -> HierarchicalTrainResult:
     """Train the H-SAE on ``x`` (seeded: split, then initialisation, then batches) and evaluate it."""
-    x = np.asarray(params.x, dtype=np.float64)
+    x = as_stack(params.x, ("x",), ndim=2)
     n, dim = x.shape
     if dim > MAX_DIM:
         raise InvalidInput(f"d = {dim} exceeds {MAX_DIM}", ("x",))

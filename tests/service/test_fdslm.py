@@ -173,6 +173,11 @@ def test_per_dialogue_onsets_and_k():
         ({"scores": [[1.0] * T], "onset": [1, 2]}, ("onset",)),
         ({"scores": [[1.0] * T], "onset": 0, "k": 30}, ("k",)),
         ({"onset": 0}, ("scores",)),
+        ({"scores": [[1.0] * T, [1.0]], "onset": 0}, ("scores",)),
+        (
+            {"hidden_states": [[[1.0, 2.0]], [[1.0]]], "onset": 0, "vector": [1.0, 0.0], "midpoint": [0.0, 0.0]},
+            ("hidden_states",),
+        ),
         ({"hidden_states": [[[1.0, 2.0]] * T], "onset": 0, "midpoint": [0.0, 0.0]}, ("vector",)),
         ({"hidden_states": [[[1.0, 2.0]] * T], "onset": 0, "vector": [0.0, 0.0], "midpoint": [0.0, 0.0]}, ("vector",)),
         ({"hidden_states": [[[1.0, 2.0]] * T], "onset": 0, "vector": [1.0], "midpoint": [0.0, 0.0]}, ("vector",)),
@@ -234,6 +239,15 @@ def test_zero_vector_gives_null_auc():
         build(fdslm.PerceptionVectorParams, hidden_states=h, labels=[1, 1, -1, 0]), no_progress
     )
     assert out.layers[0].norm == 0.0 and out.layers[0].auc is None and out.best_layer is None
+
+
+def test_perception_vector_ragged_or_empty_states():
+    for states in ([[[1.0, 2.0]], [[1.0]]], [[[]], [[]]]):
+        with pytest.raises(InvalidInput) as err:
+            fdslm.perception_vector(
+                build(fdslm.PerceptionVectorParams, hidden_states=states, labels=[1, -1]), no_progress
+            )
+        assert err.value.loc == ("hidden_states",)
 
 
 @pytest.mark.parametrize(

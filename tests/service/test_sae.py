@@ -209,6 +209,8 @@ def test_warmup_and_clip_change_the_run_and_stay_finite():
         ({"k": 6}, ("k",)),
         ({"x_eval": np.zeros((3, 5))}, ("x_eval",)),
         ({"x_eval": np.zeros((1, 16))}, ("x_eval",)),
+        ({"x": [[1.0, 2.0], [1.0]]}, ("x",)),
+        ({"x": [[], []]}, ("x",)),
     ],
 )
 def test_train_invalid_inputs(overrides, loc):
