@@ -14,7 +14,6 @@ from pydantic import Field
 from service.errors import InvalidInput
 from service.estimators.steering_metrics import (
     MAX_DIM,
-    MAX_EXAMPLES,
     MAX_LAYERS,
     as_stack,
     auc_by_column,
@@ -34,14 +33,16 @@ CITATION = (
 )
 Row = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_DIM)]
 LayerRows = Annotated[list[Row], Field(min_length=1, max_length=MAX_LAYERS)]
+JSON_MAX_EXAMPLES = 256
+"""Outer length of a stack sent as a JSON list (a request body holds at most 8 MB anyway); uploads allow 4096."""
 STACK_DOC = (
-    "Array (n, L, d) of response-averaged activations: n examples × L layers × d (n ≤ 4096, L ≤ 128, d ≤ 16384; "
-    'n·L·d over all arrays ≤ 2·10⁷). A nested JSON list or {"array": "sha256:…"} (float16/32/64, read as float64).'
+    "Array (n, L, d): n examples × L layers × d (n ≤ 4096, L ≤ 128, d ≤ 16384; n·L·d over all arrays ≤ 2·10⁷). "
+    'An uploaded {"array": "sha256:…"} (float16/32/64, read as float64) or a nested JSON list (n ≤ 256).'
 )
 
 
 def stack_param() -> Any:
-    return array_param(LayerRows, "float", ndim=3, max_length=MAX_EXAMPLES)
+    return array_param(LayerRows, "float", ndim=3, max_length=JSON_MAX_EXAMPLES)
 
 
 class PersonaVectorParams(StrictModel):
