@@ -242,6 +242,8 @@ def _configs(params: ModelSettings, dim: int) -> TrainConfig:
 def _metrics(ev: Evaluation, n: int, field: str) -> Metrics:
     if not math.isfinite(ev.fvu):
         raise Degenerate(f"FVU is undefined: every row of {field} is the same", (field,))
+    if not all(map(math.isfinite, (ev.mse, ev.cos))):
+        raise Degenerate("training diverged to non-finite weights; lower lr or rescale x", ("lr",))
     return Metrics(
         n=n,
         mse=ev.mse,
@@ -304,6 +306,8 @@ def _usage(ev: Evaluation) -> dict[str, Any]:
 
 
 def _curve(curve: list[dict[str, float]]) -> list[LossPoint]:
+    if not all(math.isfinite(v) for point in curve for v in point.values()):
+        raise Degenerate("training diverged to a non-finite loss; lower lr or rescale x", ("lr",))
     return [LossPoint(**{**point, "step": int(point["step"])}) for point in curve]
 
 
