@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 from scipy.ndimage import binary_erosion, gaussian_filter, generate_binary_structure
 
-from service.errors import Degenerate, InvalidInput
+from service.errors import Cancelled, Degenerate, InvalidInput
 from service.estimators import ubench as U
 from service.estimators.ubench_masks import hd95, surface_distances
 from service.estimators.ubench_plots import friedman_plot, seg_metrics_plot
@@ -381,3 +381,17 @@ def test_friedman_plot_places_models_at_their_ranks() -> None:
     assert list(points.get_xdata()) == sorted(r.avg_ranks)
     assert list(cd_bar.get_xdata()) == [1, 1 + r.cd]
     assert [t.get_text() for t in ax.texts[:4]] == ["A", "B", "C", "D"]
+
+
+def test_seg_metrics_reports_progress_and_stops_on_cancel() -> None:
+    pred, gt = square_fixture()
+    seen: list[float] = []
+
+    def progress(fraction: float, message: str = "") -> None:
+        seen.append(fraction)
+        if len(seen) == 2:
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        U.seg_metrics_fn(U.SegMetricsParams(pred=[pred] * 3, gt=[gt] * 3), progress)
+    assert seen == [1 / 3, 2 / 3]
