@@ -242,9 +242,9 @@ def test_parameter_cap_and_recovery_invalid_inputs():
 
 def test_costs():
     p = sae.HierarchicalRecoveryParams()
-    assert sae.recovery_cost(p) == (3 * 1500 * 256 + 12000) * 12 * (2 * 64 + 2 * 3 * 64 + 8 * 3)
+    assert sae.recovery_cost(p) == (3 * 1500 * 256 + 12000) * 12 * (2 * 64 + 2 * 3 * 64 + 8 * 3) + 1500 * 5e5
     q = _small_train_params()
-    assert sae.train_cost(q) == (3 * 200 * 64 + 600) * 5 * (2 * 16 + 2 * 2 * 16 + 4 * 2)
+    assert sae.train_cost(q) == (3 * 200 * 64 + 600) * 5 * (2 * 16 + 2 * 2 * 16 + 4 * 2) + 200 * 5e5
     assert sae.train_cost(q.model_copy(update={"x": np.zeros((600, 16)).tolist()})) == sae.train_cost(q)
     assert ESTIMATORS["sae.hierarchical_train"].sync_budget < sae.recovery_cost(p)  # the recovery runs as a job
 
