@@ -51,6 +51,8 @@ class ArrayConstraints:
     ge: float | None = None
     le: float | None = None
     min_size: int = 1
+    max_ndim: int | None = None
+    """When set, arrays of ``ndim`` to ``max_ndim`` dimensions are accepted (e.g. 2-D or 3-D masks)."""
 
 
 def array_param(

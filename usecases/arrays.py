@@ -67,8 +67,10 @@ def _constraints(metadata: list[Any], annotation: Any) -> ArrayConstraints | Non
 
 def _check(arr: np.ndarray, rules: ArrayConstraints, loc: tuple[str | int, ...]) -> np.ndarray:
     """Vectorised checks of a referenced array against the field's rules; returns a read-only converted array."""
-    if arr.ndim != rules.ndim:
-        raise InvalidInput(f"expected a {rules.ndim}-dimensional array, got shape {list(arr.shape)}", loc=loc)
+    top = rules.max_ndim or rules.ndim
+    if not rules.ndim <= arr.ndim <= top:
+        dims = f"{rules.ndim}" if top == rules.ndim else f"{rules.ndim}- to {top}"
+        raise InvalidInput(f"expected a {dims}-dimensional array, got shape {list(arr.shape)}", loc=loc)
     if arr.size < rules.min_size:
         raise InvalidInput(f"the array needs at least {rules.min_size} elements", loc=loc)
     kind = arr.dtype.kind

@@ -54,7 +54,7 @@ def _mask_type(value: object, kind: Literal["float", "int"], doc: str) -> object
     row3 = Annotated[list[value], Field(min_length=1, max_length=256)]  # type: ignore[valid-type]
     slab = Annotated[list[row3], Field(min_length=1, max_length=256)]  # type: ignore[valid-type]
     volume = Annotated[list[slab], Field(min_length=1, max_length=256)]  # type: ignore[valid-type]
-    rules = ArrayConstraints(kind, ndim=2, ge=0, le=1)
+    rules = ArrayConstraints(kind, ndim=2, ge=0, le=1, max_ndim=3)
     return Annotated[plane | volume | ArrayRef, rules, Field(description=doc)]  # type: ignore[valid-type]
 
 
