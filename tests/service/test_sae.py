@@ -67,13 +67,14 @@ def test_xortho_by_hand():
     assert sae_model.xortho(enc, np.eye(2), "off_diagonal")[0] == 0.0
 
 
-def test_sparse_encoder_equals_the_dense_forward_pass():
+@pytest.mark.parametrize("k", [3, 9])
+def test_sparse_encoder_equals_the_dense_forward_pass(k):
     """encode_active (children of the k selected parents only) gives the dense pass's parents, children and codes."""
     w = _random_model(2, d=12, n=9, m=5, s=3)
     x = np.random.default_rng(3).standard_normal((300, 12))
     theta = 1 / math.sqrt(12)
-    f = sae_model.forward(w, x, 3, theta)
-    codes = sae_model.encode_active(w, x, 3, theta)
+    f = sae_model.forward(w, x, k, theta)
+    codes = sae_model.encode_active(w, x, k, theta)
     active = np.zeros_like(f.active)
     np.put_along_axis(active, codes.parents, codes.z > 0, axis=1)
     assert np.array_equal(active, f.active)
