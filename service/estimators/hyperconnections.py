@@ -15,6 +15,7 @@ from pydantic import Field
 from service.errors import InvalidInput
 from service.estimators.hyperconnections_ode import (
     HYPERBOLIC_TOL,
+    Spectrum,
     System,
     fd_jacobian,
     kronecker_jacobian,
@@ -195,24 +196,23 @@ class TokenDynamicsResult(ResultModel):
     reconstructed: list[str] = Field(description="Result fields resting on the RECONSTRUCTED continuous-depth ODE.")
 
 
-def _matrix(value: list[list[float]] | None, shape: tuple[int, ...], default: np.ndarray, loc: str) -> np.ndarray:
-    if value is None:
-        return default
-    arr = np.asarray(value, dtype=np.float64) if all(len(row) == len(value[0]) for row in value) else None
-    if arr is None or arr.shape != shape:
+def _array(value: list[float] | list[list[float]], shape: tuple[int, ...], loc: str) -> np.ndarray:
+    """The value as a float array of the given shape (rows of equal length), or a 422 naming the field."""
+    rows = [row if isinstance(row, list) else [row] for row in value]
+    if any(len(row) != len(rows[0]) for row in rows) or np.shape(value) != shape:
         raise InvalidInput(f"{loc} must have shape {list(shape)}", loc=(loc,))
-    return arr
+    return np.asarray(value, dtype=np.float64)
 
 
 def build_system(params: TokenDynamicsParams) -> System:
     """The system with shapes checked against n_streams and dim (422 naming the field)."""
     n, d = params.n_streams, params.dim
     return System(
-        a_r=_matrix(params.a_r, (n, n), np.eye(n), "a_r"),
-        alpha=_matrix([params.alpha], (1, n), np.ones((1, n)), "alpha")[0],
-        beta=_matrix([params.beta], (1, n), np.ones((1, n)), "beta")[0],
-        w=_matrix(params.w, (d, d), np.eye(d), "w"),
-        v=_matrix(params.v, (d, d), -np.eye(d), "v"),
+        a_r=_array(params.a_r, (n, n), "a_r"),
+        alpha=_array(params.alpha, (n,), "alpha"),
+        beta=_array(params.beta, (n,), "beta"),
+        w=np.eye(d) if params.w is None else _array(params.w, (d, d), "w"),
+        v=-np.eye(d) if params.v is None else _array(params.v, (d, d), "v"),
         n_tokens=params.n_tokens,
         causal=params.causal,
     )
@@ -226,6 +226,11 @@ def initial_state(params: TokenDynamicsParams) -> np.ndarray:
     if ragged or len(params.h0) != params.n_streams:
         raise InvalidInput(f"h0 must have shape {list(shape)}", loc=("h0",))
     return np.asarray(params.h0, dtype=np.float64)
+
+
+def critical_a_r(spec: Spectrum, system: System) -> float:
+    """One stream: λ = (a_r − 1) + p·α·β·μ, so H = 0 is stable iff a_r < 1 − max over blocks of p·α·β·Re μ."""
+    return float(1.0 - (spec.block_p * spec.block_mu.real * system.alpha[0] * system.beta[0]).max())
 
 
 def _label(abscissa: float, leading: complex) -> str:
@@ -250,7 +255,6 @@ def token_dynamics(params: TokenDynamicsParams, progress: Progress) -> TokenDyna
         raise InvalidInput("sweep.hi must exceed sweep.lo", loc=("sweep", "hi"))
     h0 = initial_state(params) if params.simulate else None
     spec = spectrum(system)
-    coupling = spec.block_p * np.real(spec.block_mu) * system.alpha[0] * system.beta[0]
     blocks = None
     if n == 2:
         det = np.linalg.det(spec.blocks)
@@ -310,7 +314,7 @@ def token_dynamics(params: TokenDynamicsParams, progress: Progress) -> TokenDyna
         spectral_abscissa=spec.abscissa,
         hyperbolic=bool(np.abs(spec.values.real).min() > HYPERBOLIC_TOL),
         linear_label=_label(spec.abscissa, spec.leading()),
-        critical_a_r=float(1.0 - coupling.max()) if n == 1 else None,
+        critical_a_r=critical_a_r(spec, system) if n == 1 else None,
         blocks=blocks,
         simulation=simulation,
         crossings=crossings,

@@ -106,6 +106,9 @@ def test_one_stream_thresholds_closed_form_and_continuation() -> None:
     assert res.critical_a_r == pytest.approx(1.25, abs=1e-15)
     assert res.crossings[0].value == pytest.approx(1.25, abs=1e-10)
     assert res.hyperbolic and res.linear_label == "stable"
+    # The sign of αβ enters before the max: α = −1, V = −I gives +1 on the consensus mode, so a_r^c = 0.
+    res = run(alpha=[-1.0], simulate=False, sweep={"target": "a_r[0][0]", "lo": -0.5, "hi": 0.5, "n_points": 4})
+    assert res.critical_a_r == 0.0 and res.crossings[0].value == pytest.approx(0.0, abs=1e-10)
     # Bidirectional with a_r = 1: the N − 1 zero-mean directions sit at exactly 0 (non-hyperbolic).
     res = run(simulate=False)
     assert not res.hyperbolic and res.linear_label == "marginal" and res.spectral_abscissa == 0.0
