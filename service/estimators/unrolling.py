@@ -297,7 +297,7 @@ def _is_scalar_matrix(value: object) -> bool:
 
 
 CLOSED_FORM_PER_ENTRY = 12.0
-"""Work units per (t, i) entry of the closed form (an exp and a few multiply-adds)."""
+"""Work units per (t, i) entry of the closed form (power-table products and a few multiply-adds; conservative)."""
 STEP_OVERHEAD = 20_000.0
 """Fixed work units per recursion step (numpy call overhead)."""
 
