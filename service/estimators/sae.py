@@ -171,7 +171,9 @@ class HierarchicalRecoveryParams(ModelSettings):
         (0.5, 1.5), description="Uniform range of the chosen child's amplitude (default [0.5, 1.5])."
     )
     noise: float = Field(0.02, ge=0.0, le=10.0, allow_inf_nan=False, description="Noise sd per coordinate (0.02).")
-    n_train: int = Field(10_000, ge=2, le=100_000, description="Training samples (default 10,000).")
+    n_train: int = Field(
+        10_000, ge=2, le=100_000, description="Training samples (default 10,000); (n_train + n_test)·d ≤ 2e6."
+    )
     n_test: int = Field(2_000, ge=2, le=100_000, description="Test samples (default 2,000).")
 
 
@@ -375,6 +377,10 @@ def hierarchical_recovery(params: HierarchicalRecoveryParams, progress: Progress
     dim = params.d
     if params.true_parents * params.true_children > dim:
         raise InvalidInput(f"P·C = {params.true_parents * params.true_children} exceeds d = {dim}", ("true_children",))
+    if (params.n_train + params.n_test) * dim > MAX_DATA:
+        raise InvalidInput(
+            f"(n_train + n_test)·d = {(params.n_train + params.n_test) * dim} exceeds {MAX_DATA}", ("n_train",)
+        )
     for name in ("parent_amplitude", "child_amplitude"):
         low, high = getattr(params, name)
         if low > high:

@@ -228,7 +228,9 @@ def test_constant_rows_are_degenerate_and_tiny_hold_outs_are_skipped():
 
 
 def test_parameter_cap_and_recovery_invalid_inputs():
-    big = sae.HierarchicalRecoveryParams(d=1024, true_parents=4, n_parents=256, n_children=32, subspace=16)
+    big = sae.HierarchicalRecoveryParams(
+        d=1024, true_parents=4, n_parents=256, n_children=32, subspace=16, n_train=100, n_test=100
+    )
     assert sae.parameter_count(big, 1024) == 256 * (2048 + 2 * 16 * 1024 + 2 * 32 * 16) > sae.MAX_PARAMS
     with pytest.raises(InvalidInput) as err:
         sae.hierarchical_recovery(big, no_progress)
@@ -236,6 +238,9 @@ def test_parameter_cap_and_recovery_invalid_inputs():
     with pytest.raises(InvalidInput) as err:
         sae.hierarchical_recovery(sae.HierarchicalRecoveryParams(d=16, true_parents=5, true_children=4), no_progress)
     assert err.value.loc == ("true_children",)
+    with pytest.raises(InvalidInput) as err:
+        sae.hierarchical_recovery(sae.HierarchicalRecoveryParams(d=1024, n_train=1900, n_test=100), no_progress)
+    assert err.value.loc == ("n_train",)
     with pytest.raises(InvalidInput) as err:
         sae.hierarchical_recovery(sae.HierarchicalRecoveryParams(child_amplitude=(2.0, 1.0)), no_progress)
     assert err.value.loc == ("child_amplitude",)
