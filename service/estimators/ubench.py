@@ -43,12 +43,13 @@ MAX_MATRIX = 100_000
 PAIRED_UNIT = 30.0
 """Cost per pair of the paired test, in elements (rank sort and scipy overhead)."""
 
-Probability = Annotated[float, Field(ge=0, le=1)]
-Binary = Annotated[int, Field(ge=0, le=1)]
-
 
 def _mask_type(value: object, kind: Literal["float", "int"], doc: str) -> object:
-    """A 2-D nested list (≤ 1024 per axis), a 3-D nested list (≤ 256 per axis) or an uploaded npy reference."""
+    """A 2-D nested list (≤ 1024 per axis), a 3-D nested list (≤ 256 per axis) or an uploaded npy reference.
+
+    Element values (0/1, or [0, 1]) are checked by ``ubench_masks.as_mask`` in one vectorised pass: a schema
+    bound would report every offending voxel (a 0/255 mask would answer with half a million errors).
+    """
     row2 = Annotated[list[value], Field(min_length=1, max_length=1024)]  # type: ignore[valid-type]
     plane = Annotated[list[row2], Field(min_length=1, max_length=1024)]  # type: ignore[valid-type]
     row3 = Annotated[list[value], Field(min_length=1, max_length=256)]  # type: ignore[valid-type]
@@ -64,8 +65,8 @@ PRED_DOC = (
     "3-D; uint8, int or float). Foreground = value > threshold."
 )
 GT_DOC = "One case's ground truth: like a prediction, but holding only 0 and 1 (npy: an integer dtype, e.g. uint8)."
-PredMask = _mask_type(Probability, "float", PRED_DOC)
-GtMask = _mask_type(Binary, "int", GT_DOC)
+PredMask = _mask_type(FiniteFloat, "float", PRED_DOC)
+GtMask = _mask_type(int, "int", GT_DOC)
 Spacing = Annotated[
     list[Annotated[float, Field(gt=0, le=1e6)]],
     Field(min_length=2, max_length=3, description="Voxel spacing, one positive float per axis (default all 1)."),

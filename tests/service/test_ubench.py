@@ -186,7 +186,15 @@ def test_inconsistent_masks_name_the_field(kw: dict, loc: tuple) -> None:
     assert err.value.loc == loc
 
 
-def test_non_binary_gt_array_rejected() -> None:
+def test_out_of_range_values_give_one_error() -> None:
+    """A 0/255 ground truth or a prediction above 1 is one domain error naming the case (lists or arrays)."""
+    big = (np.arange(1024 * 1024).reshape(1024, 1024) % 3 == 0).astype(int)
+    with pytest.raises(InvalidInput) as err:
+        seg(pred=[big.tolist()], gt=[(big * 255).tolist()])
+    assert err.value.loc == ("gt", 0)
+    with pytest.raises(InvalidInput) as err:
+        seg(pred=[[[1.5, 0]]], gt=[[[1, 0]]])
+    assert err.value.loc == ("pred", 0)
     params = U.SegMetricsParams(pred=[[[1, 0]]], gt=[[[1, 0]]])
     params.gt[0] = np.array([[2, 0]], dtype=np.uint8)
     with pytest.raises(InvalidInput) as err:
@@ -197,8 +205,8 @@ def test_non_binary_gt_array_rejected() -> None:
 @pytest.mark.parametrize(
     "kw",
     [
-        {"pred": [[[1, 0]]], "gt": [[[2, 0]]]},
-        {"pred": [[[1.5, 0]]], "gt": [[[1, 0]]]},
+        {"pred": [[[1, 0]]], "gt": [[[1.0, 0]]]},
+        {"pred": [[["1", 0]]], "gt": [[[1, 0]]]},
         {"pred": [[1, 0]], "gt": [[1, 0]]},
         {"pred": [], "gt": []},
         {"pred": [[[1]]], "gt": [[[1]]], "spacing": [0.0, 1.0]},
