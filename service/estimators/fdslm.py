@@ -183,15 +183,16 @@ def perception_vector(params: PerceptionVectorParams, progress: Progress) -> Per
         raise InvalidInput(
             f"{len(layers)} layers × d = {d} exceeds {MAX_RETURNED} returned values; select fewer layers", ("layers",)
         )
-    sel = np.asarray(layers)
-    pos, neg = h[labels == PERCEPTIVE][:, sel], h[labels == GENERATIVE][:, sel]
-    mu_p, mu_g = pos.mean(axis=0), neg.mean(axis=0)
+    hs = h if params.layers is None else h[:, np.asarray(layers)]
+    is_p, is_g = labels == PERCEPTIVE, labels == GENERATIVE
+    flat = hs.reshape(n_frames, -1)
+    mu_p = (is_p @ flat / is_p.sum()).reshape(len(layers), d)
+    mu_g = (is_g @ flat / is_g.sum()).reshape(len(layers), d)
     v, mid = mu_p - mu_g, (mu_p + mu_g) / 2.0
     norms = np.linalg.norm(v, axis=1)
     unit = np.divide(v, norms[:, None], out=np.zeros_like(v), where=norms[:, None] > 0)
-    auc = separability_auc(np.einsum("tld,ld->tl", pos - mid, unit), np.einsum("tld,ld->tl", neg - mid, unit)).astype(
-        object
-    )
+    score = np.einsum("tld,ld->tl", hs, unit) - np.sum(mid * unit, axis=1)
+    auc = separability_auc(score[is_p], score[is_g]).astype(object)
     auc[norms == 0] = None
     rows = [
         LayerVector(layer=layer, vector=v[i].tolist(), norm=float(norms[i]), midpoint=mid[i].tolist(), auc=auc[i])
@@ -199,8 +200,8 @@ def perception_vector(params: PerceptionVectorParams, progress: Progress) -> Per
     ]
     scored = [(-row.auc, row.layer) for row in rows if row.auc is not None]
     return PerceptionVectorResult(
-        n_perceptive=pos.shape[0],
-        n_generative=neg.shape[0],
+        n_perceptive=int(is_p.sum()),
+        n_generative=int(is_g.sum()),
         d=d,
         layers=rows,
         best_layer=min(scored)[1] if scored else None,
