@@ -157,8 +157,7 @@ def seg_case(
 ) -> dict[str, float | int | str | None]:
     """All metrics of one case of boolean masks."""
     c = masks.counts(pred, gt)
-    row: dict[str, float | int | str | None] = {**masks.case_metrics(c), "tp": c.tp, "fp": c.fp, "fn": c.fn}
-    row["tn"] = c.tn
+    row: dict[str, float | int | str | None] = {**masks.case_metrics(c), **vars(c)}
     if not want_hd95:
         row.update(hd95=None, hd95_reason="not_requested")
         return row
