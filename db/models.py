@@ -81,7 +81,7 @@ class AnswerKeyVersion(Base):
     __tablename__ = "answer_key_version"
     __table_args__ = (
         UniqueConstraint("benchmark_id", "version", name="uq_answer_key_version_benchmark_version"),
-        UniqueConstraint("benchmark_id", "sha256", name="uq_answer_key_version_benchmark_sha256"),
+        Index("ix_answer_key_version_benchmark_sha256", "benchmark_id", "sha256"),
     )
 
     id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
@@ -138,12 +138,16 @@ class Score(Base):
 
 
 class ItemScore(Base):
+    """One item's score on one metric of a scoring (every metric a scorer reports per item)."""
+
     __tablename__ = "item_score"
+    __table_args__ = (Index("ix_item_score_scoring_metric", "scoring_id", "metric"),)
 
     id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
     scoring_id: Mapped[int] = mapped_column(BigInteger, ForeignKey("scoring.id", ondelete="CASCADE"), index=True)
     split: Mapped[str] = mapped_column(String(16))
     item_id: Mapped[str] = mapped_column(String(128))
+    metric: Mapped[str] = mapped_column(String(64))
     value: Mapped[float] = mapped_column(Float)
 
 
@@ -210,4 +214,38 @@ class ArrayBlob(Base):
     api_key_id: Mapped[str | None] = mapped_column(
         String(36), ForeignKey("api_key.id", ondelete="SET NULL"), nullable=True
     )
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class RunArtifact(Base):
+    """A file a run produced besides its JSON result (e.g. trained weights as npz), addressed by (run, name)."""
+
+    __tablename__ = "run_artifact"
+
+    run_id: Mapped[str] = mapped_column(String(36), ForeignKey("run.id", ondelete="CASCADE"), primary_key=True)
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    media_type: Mapped[str] = mapped_column(String(64))
+    nbytes: Mapped[int] = mapped_column(BigInteger)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime())
+
+
+class ReproductionReport(Base):
+    """One run of a paper's reproduction check: verdict, figures, the runs it used and the code version."""
+
+    __tablename__ = "reproduction_report"
+    __table_args__ = (Index("ix_reproduction_report_paper_seq", "paper", "seq"),)
+
+    seq: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
+    id: Mapped[str] = mapped_column(String(36), unique=True)
+    paper: Mapped[str] = mapped_column(String(64))
+    verdict: Mapped[str] = mapped_column(String(32))
+    claim: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(Text)
+    figures: Mapped[str] = mapped_column(Text)
+    run_ids: Mapped[str] = mapped_column(Text)
+    code_version: Mapped[str] = mapped_column(String(64))
+    duration_ms: Mapped[float] = mapped_column(Float)
+    job_id: Mapped[str | None] = mapped_column(String(36), nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime())
