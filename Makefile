@@ -5,7 +5,7 @@ export ESTIBENCH_DATABASE_URL ?= sqlite:///./estibench.db
 PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 PYTEST_ARGS ?=
 
-.PHONY: install install-dev serve worker migrate test test-postgres mutation lint format openapi bench backup clean
+.PHONY: install install-dev serve worker migrate test test-quick test-postgres mutation lint format openapi bench backup clean
 
 install:
 	sh scripts/install.sh $(VENV)
@@ -31,6 +31,10 @@ backup: install
 
 test: install-dev
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The inner loop: everything not marked slow (reliability processes, fuzzing, long property tests), under a minute.
+test-quick: install-dev
+	$(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
 
 test-postgres: install-dev
 	ESTIBENCH_TEST_DATABASE_URL=$(PG_TEST_URL) $(PY) -m pytest tests/db tests/api $(PYTEST_ARGS)

@@ -19,6 +19,7 @@ NAME = "test.slow_sum"
 JOBS = 50
 
 
+@pytest.mark.slow
 @pytest.mark.postgres
 @pytest.mark.redis
 @pytest.mark.timeout(240)

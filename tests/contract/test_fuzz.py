@@ -7,12 +7,15 @@ import tempfile
 from pathlib import Path
 
 import hypothesis
+import pytest
 import schemathesis
 from schemathesis.specs.openapi.checks import ignored_auth, positive_data_acceptance
 
 from api.app import create_app
 from db.migrate import upgrade
 from usecases.settings import Settings
+
+pytestmark = pytest.mark.slow
 
 ADMIN_KEY = "ek_fuzz_admin_key"
 _DIR = Path(tempfile.mkdtemp(prefix="estibench-fuzz-"))

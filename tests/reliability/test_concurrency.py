@@ -14,6 +14,8 @@ from db.migrate import upgrade
 from tests.api.test_arrays import NPY, npy
 from tests.reliability import procs
 
+pytestmark = pytest.mark.slow
+
 NAME = "test.slow_sum"
 CLIENTS = 8
 SECONDS = 6.0

@@ -16,6 +16,8 @@ from tests.api.test_arrays import NPY, npy
 from tests.api.test_benchmarks import key_items, predictions
 from tests.reliability import procs
 
+pytestmark = pytest.mark.slow
+
 ADMIN = {"X-API-Key": "ek_admin_reliability_key"}
 NAME = "test.slow_sum"
 

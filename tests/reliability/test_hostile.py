@@ -12,6 +12,8 @@ from db.migrate import upgrade
 from tests.api.test_arrays import NPY, forged, npy
 from tests.reliability import procs
 
+pytestmark = pytest.mark.slow
+
 NAME = "test.slow_sum"
 JSON = {"content-type": "application/json"}
 MB = 1024 * 1024

@@ -11,6 +11,8 @@ import pytest
 from db.migrate import upgrade
 from tests.reliability import procs
 
+pytestmark = pytest.mark.slow
+
 NAME = "test.slow_sum"
 
 
