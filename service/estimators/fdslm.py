@@ -229,7 +229,8 @@ def _scores(params: StateLagParams) -> np.ndarray:
     norm = np.linalg.norm(v)
     if norm == 0:
         raise InvalidInput("vector is zero: the state axis is undefined", ("vector",))
-    return (h - m) @ (v / norm)
+    unit = v / norm
+    return h @ unit - m @ unit
 
 
 def _onsets(params: StateLagParams, n: int, n_frames: int) -> np.ndarray:
