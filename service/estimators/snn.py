@@ -40,6 +40,7 @@ CITATION = (
     "(NeurIPS 2026; full text not located); LocalZO: Mukhoty et al., NeurIPS 2023; surrogates as in SpikingJelly"
 )
 MAX_TRACE_VALUES = 10_000_000
+MAX_TRACE_LAYERS = 16
 MAX_INPUTS = 1024
 MAX_UNITS = 512
 MAX_MACS = 5e8
@@ -131,16 +132,12 @@ def _nested_size(value: Any) -> int:
 class ThresholdTailParams(StrictModel):
     """Parameters of ``snn.threshold_tail``."""
 
-    v: array_param(Matrix, "float", ndim=3) = Field(  # type: ignore[valid-type]
-        description="Pre-reset membrane potentials, shape T×B×N (time, batch, units of all layers side by side). "
-        'A JSON nested list (at most 100,000 values) or {"array": "sha256:…"} uploaded with POST /v1/arrays '
-        "(at most 10^7 values).",
-    )
-    layer_sizes: list[Annotated[int, Field(strict=True, ge=1)]] | None = Field(
-        None,
+    v: list[array_param(Matrix, "float", ndim=3)] = Field(  # type: ignore[valid-type]
         min_length=1,
-        max_length=64,
-        description="Units per layer n_1..n_L along the last axis of v (sum N); default one layer of N units.",
+        max_length=MAX_TRACE_LAYERS,
+        description="Pre-reset membrane potentials, one T×B×n_l array per layer (same T and B in every layer). Each "
+        'a JSON nested list (at most 100,000 values) or {"array": "sha256:…"} uploaded with POST /v1/arrays; at '
+        "most 10^7 values in all.",
     )
     threshold: (
         Annotated[float, Field(strict=True, gt=0, allow_inf_nan=False)]
@@ -162,16 +159,20 @@ TAIL_FIELDS = ["band_frac", "band_density", "kernel_tail", "per_layer", "per_tim
 
 def threshold_tail(params: ThresholdTailParams, progress: Progress) -> ThresholdTailResult:
     """band_frac(ε) = mean 1{|u| ≤ ε}, band_density = band_frac/(2ε), kernel_tail = mean 2|F(u) − H(u)|, u = v − ϑ."""
-    v = _as_array(params.v, 3, ("v",), MAX_TRACE_VALUES)
     width = resolve_width(params.surrogate, params.width)
-    sizes = params.layer_sizes or [v.shape[2]]
-    if sum(sizes) != v.shape[2]:
-        raise InvalidInput(f"layer_sizes sum to {sum(sizes)} but v has {v.shape[2]} units", loc=("layer_sizes",))
-    thresholds = params.threshold if isinstance(params.threshold, list) else [params.threshold] * len(sizes)
-    if len(thresholds) != len(sizes):
-        raise InvalidInput(f"{len(thresholds)} thresholds for {len(sizes)} layers", loc=("threshold",))
-    edges = np.cumsum([0, *sizes])
-    u_layers = [v[:, :, a:b] - th for a, b, th in zip(edges[:-1], edges[1:], thresholds, strict=True)]
+    layers = [_as_array(v, 3, ("v", i), MAX_TRACE_VALUES) for i, v in enumerate(params.v)]
+    total = sum(v.size for v in layers)
+    if total > MAX_TRACE_VALUES:
+        raise InvalidInput(f"{total} trace values exceed the cap of {MAX_TRACE_VALUES}", loc=("v",))
+    for i, v in enumerate(layers[1:], start=1):
+        if v.shape[:2] != layers[0].shape[:2]:
+            raise InvalidInput(
+                f"layer {i + 1} has T×B = {list(v.shape[:2])}; layer 1 has {list(layers[0].shape[:2])}", loc=("v", i)
+            )
+    thresholds = params.threshold if isinstance(params.threshold, list) else [params.threshold] * len(layers)
+    if len(thresholds) != len(layers):
+        raise InvalidInput(f"{len(thresholds)} thresholds for {len(layers)} layers", loc=("threshold",))
+    u_layers = [v - th for v, th in zip(layers, thresholds, strict=True)]
     stats = tail_stats(u_layers, params.eps, params.surrogate, width)
     progress(1.0, "done")
     return ThresholdTailResult(**stats.model_dump(), reconstructed=TAIL_FIELDS)
@@ -179,7 +180,7 @@ def threshold_tail(params: ThresholdTailParams, progress: Progress) -> Threshold
 
 def threshold_tail_cost(params: ThresholdTailParams) -> float:
     """Offsets × (|ε| + 4) elementwise operations."""
-    return float(_nested_size(params.v) * (len(params.eps) + 4))
+    return float(sum(_nested_size(v) for v in params.v) * (len(params.eps) + 4))
 
 
 def threshold_tail_plot(result: ThresholdTailResult) -> Any:

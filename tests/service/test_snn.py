@@ -45,13 +45,17 @@ V1 = {
 }
 
 
-ARRAYS = ("theta", "x", "y", "v")
+ARRAYS = ("theta", "x", "y")
+REF = {"array": "sha256:" + "0" * 64}
 
 
 def params_of(model: type, **kw: object):
     """Validated params; numpy arrays are swapped in afterwards, as the API does for uploaded references."""
     arrays = {k: kw[k] for k in ARRAYS if isinstance(kw.get(k), np.ndarray)}
-    refs = {k: {"array": "sha256:" + "0" * 64} for k in arrays}
+    refs = {k: REF for k in arrays}
+    if isinstance(kw.get("v"), list) and all(isinstance(a, np.ndarray) for a in kw["v"]):
+        arrays["v"] = kw["v"]
+        refs["v"] = [REF] * len(kw["v"])
     return model.model_validate({**kw, **refs}).model_copy(update=arrays)
 
 
@@ -264,10 +268,10 @@ def test_cost_counts_passes_and_stays_under_budget_for_the_benchmark_size() -> N
 
 
 def test_threshold_tail_hand_computed() -> None:
-    # T = 2, B = 1, two layers of 1 and 2 units with ϑ = 1 and 2: offsets u = [[0.05, 0.3, −0.5], [2.0, 0.0, −1.2]].
-    v = [[[1.05, 2.3, 1.5]], [[3.0, 2.0, 0.8]]]
+    # T = 2, B = 1, two layers of 1 and 2 units with ϑ = 1 and 2: offsets u = [[0.05 | 0.3, −0.5], [2.0 | 0.0, −1.2]].
+    v = [[[[1.05]], [[3.0]]], [[[2.3, 1.5]], [[2.0, 0.8]]]]
     res = threshold_tail(
-        ThresholdTailParams(v=v, layer_sizes=[1, 2], threshold=[1.0, 2.0], eps=[0.1, 0.5], surrogate="rect"),
+        ThresholdTailParams(v=v, threshold=[1.0, 2.0], eps=[0.1, 0.5], surrogate="rect"),
         no_progress,
     )
     assert res.n_u == 6
@@ -300,7 +304,7 @@ def test_threshold_tail_of_network_traces_equals_the_network_statistics() -> Non
     x = (rng.random((8, 32, 20)) < prob).astype(float)
     ws, bs = unflatten(theta, [20, 30, 5])
     traj = forward(x, ws, bs, Lif(0.5, 1.0, "zero"), hard_spike)
-    traces = params_of(ThresholdTailParams, v=np.concatenate(traj.v, axis=2), layer_sizes=[30, 5])
+    traces = params_of(ThresholdTailParams, v=traj.v)
     tail = threshold_tail(traces, no_progress)
     assert tail.band_frac == pytest.approx(net.tail.band_frac, rel=1e-12)
     assert tail.kernel_tail == pytest.approx(net.tail.kernel_tail, rel=1e-12)
@@ -309,29 +313,32 @@ def test_threshold_tail_of_network_traces_equals_the_network_statistics() -> Non
 
 def test_threshold_tail_downsamples_time_and_validates() -> None:
     v = np.zeros((2500, 1, 2))
-    res = threshold_tail(params_of(ThresholdTailParams, v=v), no_progress)
+    res = threshold_tail(params_of(ThresholdTailParams, v=[v]), no_progress)
     assert len(res.per_time.t) == 1000 and res.per_time.t[0] == 1 and res.per_time.t[-1] == 2500
-    assert threshold_tail_cost(params_of(ThresholdTailParams, v=v)) == 5000 * 9
+    assert threshold_tail_cost(params_of(ThresholdTailParams, v=[v, v])) == 10000 * 9
     with pytest.raises(InvalidInput) as err:
-        threshold_tail(params_of(ThresholdTailParams, v=v, layer_sizes=[1, 2]), no_progress)
-    assert err.value.loc == ("layer_sizes",)
+        threshold_tail(params_of(ThresholdTailParams, v=[v, np.zeros((2500, 2, 2))]), no_progress)
+    assert err.value.loc == ("v", 1)
     with pytest.raises(InvalidInput) as err:
-        threshold_tail(params_of(ThresholdTailParams, v=v, layer_sizes=[1, 1], threshold=[1.0]), no_progress)
+        threshold_tail(params_of(ThresholdTailParams, v=[v, v], threshold=[1.0]), no_progress)
     assert err.value.loc == ("threshold",)
     with pytest.raises(InvalidInput) as err:
-        threshold_tail(ThresholdTailParams(v=[[[1.0, 2.0]], [[1.0]]]), no_progress)
+        threshold_tail(params_of(ThresholdTailParams, v=[np.zeros((2000, 100, 30))] * 2), no_progress)
     assert err.value.loc == ("v",)
-    with pytest.raises(InvalidInput) as err:
-        threshold_tail(ThresholdTailParams(v=[[[0.0] * 400] * 300]), no_progress)
-    assert err.value.loc == ("v",)
-    with pytest.raises(InvalidInput) as err:
-        threshold_tail(ThresholdTailParams(v=[[[]]]), no_progress)
-    assert err.value.loc == ("v",)
+    bad = [
+        ([[[[1.0, 2.0]], [[1.0]]]], ("v", 0)),  # ragged
+        ([[[[0.0]]], [[[0.0] * 400] * 300]], ("v", 1)),  # a JSON array over 100,000 values
+        ([[[[]]]], ("v", 0)),  # empty
+    ]
+    for traces, loc in bad:
+        with pytest.raises(InvalidInput) as err:
+            threshold_tail(ThresholdTailParams(v=traces), no_progress)
+        assert err.value.loc == loc
 
 
 def test_plots_draw_the_result() -> None:
     spec = {s.name: s for s in SPECS}
-    res = threshold_tail(params_of(ThresholdTailParams, v=np.linspace(0, 2, 60).reshape(5, 3, 4)), no_progress)
+    res = threshold_tail(params_of(ThresholdTailParams, v=[np.linspace(0, 2, 60).reshape(5, 3, 4)]), no_progress)
     ax = spec["snn.threshold_tail"].plot(res).axes[0]
     assert [list(line.get_ydata()) for line in ax.lines[:-1]] == res.per_time.band_frac
     assert list(ax.lines[-1].get_ydata()) == res.per_time.kernel_tail
