@@ -152,7 +152,7 @@ def test_localzo_is_reproducible_and_reports_the_spread() -> None:
     assert a.spread > 0 and a.mismatch_rel is not None and -1 <= a.cosine <= 1
 
 
-# Spearman ρ over seeds 0..59 (§ draw order), ε = δ for gaussian and 0.5 otherwise:
+# Spearman ρ over seeds 0..59 (instance draw order), ε = δ for gaussian and 0.5 otherwise:
 # band/abs, kernel/abs, band/rel, kernel/rel, kernel/spike_gap, kernel/rate_gap, kernel/gap.
 V6 = {
     ("gaussian", 0.2): (0.91, 0.90, 0.30, 0.30, 1.00, 0.91, 0.87),
