@@ -87,7 +87,7 @@ class JacobianErrorParams(StrictModel):
 
 
 class Curve(ResultModel):
-    """The error of the derivative iterate truncated at k0, sampled at up to 1,000 log-spaced t."""
+    """The error of the derivative iterate truncated at k0, sampled at ≤ 1,000 iterations (all when K ≤ 996)."""
 
     k0: int
     peak_rel_error: float | None = Field(description="max over k0 < t ≤ K of ‖J_t − J*‖/‖J*‖; null if J* = 0.")
@@ -101,7 +101,9 @@ class Curve(ResultModel):
     )
     stored_iterates: int = Field(description="Iterates reverse mode stores: K − k0.")
     stored_bytes: int = Field(description="(K − k0)·p·8 bytes of float64 iterates.")
-    t: list[int] = Field(description="Sampled iterations (log-spaced, with k0, k0 + 1, t_peak and K).")
+    t: list[int] = Field(
+        description="Sampled iterations: all when K ≤ 996, else log-spaced; always k0, k0 + 1, t_peak and K."
+    )
     rel_error: list[float] | None = Field(description="‖J_t − J*‖/‖J*‖ at t (1 for t ≤ k0); null if J* = 0.")
     abs_error: list[float] = Field(description="‖J_t − J*‖ at t.")
     bound: list[float] | None = Field(
@@ -179,8 +181,18 @@ def choose_step(params: JacobianErrorParams, big_l: float, mu: float) -> float:
 
 
 def sample_times(iterations: int, extra: list[int]) -> np.ndarray:
-    """Up to 1,000 iterations in [1, K]: log-spaced plus the given ones."""
-    base = np.geomspace(1, iterations, MAX_SAMPLES - len(extra)).round().astype(np.int64)
+    """Every iteration when K ≤ 1,000 − len(extra); else about 1,000 − len(extra) distinct log-spaced ones (the
+    rounded grid is refined until it has that many), always with the given ones."""
+    budget = MAX_SAMPLES - len(extra)
+    if iterations <= budget:
+        base = np.arange(1, iterations + 1)
+    else:
+        n = budget
+        base = np.unique(np.geomspace(1, iterations, n).round().astype(np.int64))
+        while base.size < 0.98 * budget:
+            n = int(n * budget / base.size) + 1
+            base = np.unique(np.geomspace(1, iterations, n).round().astype(np.int64))
+        base = base[np.unique(np.linspace(0, base.size - 1, min(base.size, budget)).round().astype(np.int64))]
     keep = np.unique(np.concatenate([base, np.asarray(extra, dtype=np.int64)]))
     return keep[(keep >= 1) & (keep <= iterations)]
 
