@@ -20,6 +20,7 @@ the exact McNemar test on their common items.
 import re
 import unicodedata
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import numpy as np
@@ -133,20 +134,31 @@ def initial_words(user_text: str, n_initial: int, fillers: frozenset[str], loc: 
     return words
 
 
-def _flags(
-    key: AnswerKeyItem, pred: PredictionItem, k: int, n_initial: int, fillers: frozenset[str]
-) -> tuple[float, float]:
-    """(correctness, IWOR) flags of one answered item (index ``k`` in the answer key)."""
+@dataclass(frozen=True)
+class KeyTokens:
+    """The normalised parts of one answer-key item: initial words and framed answer token runs."""
+
+    words: frozenset[str]
+    answers: tuple[str, ...]
+
+
+def key_tokens(key: AnswerKeyItem, k: int, n_initial: int, fillers: frozenset[str]) -> KeyTokens:
+    """Initial words and answer runs of key item ``k``; InvalidInput names the field that has too few tokens."""
     loc = ("answer_key", "items", k)
-    response = tokens(pred.response_text)
     words = initial_words(key.user_text, n_initial, fillers, (*loc, "user_text"))
-    iwor = float(set(words) <= set(response))
+    answers = [_token_run(key.reference, (*loc, "reference"))]
+    answers += [_token_run(a, (*loc, "aliases", j)) for j, a in enumerate(key.aliases or ())]
+    return KeyTokens(words=frozenset(words), answers=tuple(answers))
+
+
+def flags(key: KeyTokens, pred: PredictionItem) -> tuple[float, float]:
+    """(correctness, IWOR) of one response: judge label or contiguous answer run; every initial word present."""
+    response = tokens(pred.response_text)
+    iwor = float(key.words <= set(response))
     if pred.judge_correct is not None:
         return float(pred.judge_correct), iwor
     run = " " + " ".join(response) + " "
-    answers = [_token_run(key.reference, (*loc, "reference"))]
-    answers += [_token_run(a, (*loc, "aliases", j)) for j, a in enumerate(key.aliases or ())]
-    return float(any(a in run for a in answers)), iwor
+    return float(any(a in run for a in key.answers)), iwor
 
 
 def _metric_entry(flags: np.ndarray) -> dict:
@@ -156,7 +168,9 @@ def _metric_entry(flags: np.ndarray) -> dict:
 
 
 def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], params: Params) -> dict[str, Any]:
-    """Correctness and IWOR over the answered items, with Wilson intervals and per-item flags per metric."""
+    """Correctness and IWOR over the answered items, with Wilson intervals and per-item flags per metric.
+
+    Every answer-key item is validated (initial words, answer tokens), answered or not."""
     if len(key_items) > MAX_ITEMS:
         raise InvalidInput(f"{len(key_items)} items exceed the limit of {MAX_ITEMS}", ("answer_key", "items"))
     ids = column(key_items, "item_id")
@@ -164,12 +178,11 @@ def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], para
     if index.size == 0:
         raise Degenerate("no answer-key item has a prediction: correctness and IWOR are undefined", ("predictions",))
     fillers = _filler_set(params)
+    keys = [key_tokens(item, k, params.n_initial, fillers) for k, item in enumerate(key_items)]
     order = np.argsort(index, kind="stable")
-    flags = np.array(
-        [_flags(key_items[index[j]], pred_items[j], int(index[j]), params.n_initial, fillers) for j in order]
-    ).reshape(-1, 2)
+    values = np.array([flags(keys[index[j]], pred_items[j]) for j in order]).reshape(-1, 2)
     answered = [ids[index[j]] for j in order]
-    correct, iwor = flags[:, 0], flags[:, 1]
+    correct, iwor = values[:, 0], values[:, 1]
     scores = {"correctness": _metric_entry(correct), "iwor": _metric_entry(iwor)}
     breakdown = {
         "n_items": len(key_items),

@@ -200,11 +200,18 @@ def test_no_prediction_is_degenerate():
         zbb.score(KEY, [], zbb.Params())
 
 
-def test_judge_label_skips_the_reference_check():
-    """A judged item is scored by its label even when its reference has no tokens (nothing to match)."""
-    key = [zbb.AnswerKeyItem(item_id="a", user_text="Paris is where?", reference="France")]
+def test_unanswered_key_items_are_validated_too():
+    """A bad answer-key item is refused whether or not it was answered (and whatever the judge said)."""
+    key = [
+        zbb.AnswerKeyItem(item_id="a", user_text="Paris is where?", reference="France"),
+        zbb.AnswerKeyItem(item_id="b", user_text="Um?", reference="x"),
+    ]
     pred = [zbb.PredictionItem(item_id="a", response_text="Paris is in France", judge_correct=False)]
-    assert zbb.score(key, pred, zbb.Params())["item_metrics"] == {"correctness": [0.0], "iwor": [1.0]}
+    with pytest.raises(InvalidInput) as err:
+        zbb.score(key, pred, zbb.Params())
+    assert err.value.loc == ("answer_key", "items", 1, "user_text")
+    out = zbb.score(key[:1], pred, zbb.Params())
+    assert out["item_metrics"] == {"correctness": [0.0], "iwor": [1.0]}  # the judge label overrides the match
 
 
 def test_cost_counts_characters():
