@@ -34,7 +34,10 @@ from service.estimators.snn_tail import TailStats, tail_stats
 from service.registry import EstimatorSpec, Progress, register
 from service.types import MAX_JSON_ARRAY, FiniteFloat, ResultModel, Seed, StrictModel, array_param
 
-PAPER = "Convergence of surrogate-gradient and LocalZO direct training of spiking neural networks"
+PAPER = (
+    "Convergence of surrogate-gradient and LocalZO direct SNN training via a threshold-tail functional "
+    "(descriptive title: the paper was not located)"
+)
 CITATION = (
     "A unified convergence analysis of SG and LocalZO direct SNN training via a threshold-tail functional "
     "(NeurIPS 2026; full text not located); LocalZO: Mukhoty et al., NeurIPS 2023; surrogates as in SpikingJelly"

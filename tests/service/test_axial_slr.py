@@ -217,3 +217,11 @@ def test_pgd_plot_draws_the_trajectory() -> None:
     assert list(ax.lines[0].get_ydata()) == [p.abs_kappa for p in res.trajectory]
     assert list(ax.lines[1].get_ydata()) == [p.signed_nu for p in res.trajectory]
     assert list(twin.lines[0].get_ydata()) == [p.lam for p in res.trajectory]
+
+
+def test_risk_plot_draws_the_variants(table: dict) -> None:
+    res = table[(100.0, 0.05)]
+    ax = {s.name: s for s in SPECS}["axial_slr.risk"].plot(res).axes[0]
+    assert [p.get_height() for p in ax.patches] == [v.risk for v in res.variants]
+    assert list(ax.lines[-1].get_ydata()) == [res.bayes_risk, res.bayes_risk]
+    assert ax.get_yscale() == "log"
