@@ -18,7 +18,18 @@ from api.middleware import RequestContextMiddleware
 from api.problems import Problem
 from api.problems import responses as problem_responses
 from api.ratelimit import RateLimitMiddleware
-from api.routers import api_keys, benchmarks, estimators, health, runs, scorers, submissions
+from api.routers import (
+    api_keys,
+    benchmarks,
+    estimators,
+    health,
+    plots,
+    reproductions,
+    runs,
+    scorers,
+    submissions,
+    web,
+)
 from api.routers import arrays as arrays_router
 from api.routers import jobs as jobs_router
 from service.registry import ESTIMATORS, load_all
@@ -57,7 +68,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             stop_reaper()
         services.dispose()
 
-    app = FastAPI(title="estibench", version=CODE_VERSION, description=DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(
+        title="estibench",
+        version=CODE_VERSION,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+    )
     app.state.settings = settings
     app.state.services = services
     app.state.metrics = Metrics(services.jobs)
@@ -82,6 +100,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.include_router(jobs_router.router)
     app.include_router(arrays_router.build_router(settings.max_array_bytes))
     app.include_router(metrics_router)
+    app.include_router(plots.router)
+    app.include_router(reproductions.router)
+    app.include_router(web.build_router())
+    web.mount_static(app)
     _complete_openapi(app)
     return app
 

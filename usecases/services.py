@@ -12,13 +12,16 @@ from db.engine import Engines, make_engines
 from usecases.benchmarks import run_rescore_job
 from usecases.estimator_runs import run_job
 from usecases.jobs import JobKind, JobQueue
+from usecases.reproductions import run_reproduction_job
 from usecases.settings import Settings
 
 JOB_KINDS: dict[str, JobKind] = {
     "estimator": JobKind(run_job),
     "rescore": JobKind(run_rescore_job, idempotent=False),
+    "reproduction": JobKind(run_reproduction_job, idempotent=False),
 }
-"""Every kind of job: ``estimator`` runs (re-run after a crash) and ``rescore`` of a benchmark (not re-run)."""
+"""Every kind of job: ``estimator`` runs (re-run after a crash), ``rescore`` of a benchmark and a paper's
+``reproduction`` check (neither re-run)."""
 
 
 class Services:
