@@ -15,7 +15,7 @@ from pydantic import Field
 
 from service.errors import Degenerate, InvalidInput
 from service.registry import EstimatorSpec, Progress, register
-from service.types import FiniteFloat, ResultModel, Seed, StrictModel
+from service.types import FiniteFloat, ResultModel, Seed, StrictModel, array_param
 
 PAPER = "Understanding Sample Efficiency in Predictive Coding"
 CITATION = (
@@ -40,7 +40,6 @@ Update = tuple[np.ndarray, list[np.ndarray], list[np.ndarray]]
 """(η per layer and draw, left factors, right factors): ΔW_l = η_l·left_l·right_lᵀ/B."""
 Width = Annotated[int, Field(strict=True, ge=1, le=MAX_WIDTH)]
 Row = Annotated[list[FiniteFloat], Field(min_length=1, max_length=MAX_WIDTH)]
-Matrix = Annotated[list[Row], Field(min_length=1, max_length=MAX_WIDTH)]
 
 
 class IterativeInference(StrictModel):
@@ -62,12 +61,12 @@ class TargetAlignmentParams(StrictModel):
         description="[d_in, widths…, d_out] (2..17 entries: 1..16 layers); weights drawn per draw. Give dims or "
         "weights.",
     )
-    weights: list[Matrix] | None = Field(
+    weights: list[array_param(Row, "float", ndim=2, max_length=MAX_WIDTH)] | None = Field(  # type: ignore[valid-type]
         None,
         min_length=1,
         max_length=MAX_LAYERS,
-        description="Explicit W_1..W_L (W_l is n_l×n_{l−1}, rows as lists); the same weights in every draw, only the "
-        "data are redrawn.",
+        description="Explicit W_1..W_L (W_l is n_l×n_{l−1}: rows as JSON lists, or an uploaded npy reference); the "
+        "same weights in every draw, only the data are redrawn.",
     )
     init_scale: Annotated[float, Field(strict=True, gt=0, le=100, allow_inf_nan=False)] = Field(
         1.0, description="W_l ~ N(0, init_scale²/fan_in) (default 1)."
@@ -124,14 +123,22 @@ def _dims(params: TargetAlignmentParams) -> list[int]:
         raise InvalidInput("give exactly one of dims and weights", loc=("dims",))
     if params.dims is not None:
         return list(params.dims)
-    dims = [len(params.weights[0][0])]
+    dims: list[int] = []
     for i, w in enumerate(params.weights):
-        rows = {len(r) for r in w}
-        if rows != {dims[-1]}:
-            raise InvalidInput(
-                f"W_{i + 1} must have {dims[-1]} columns (the previous layer's width)", loc=("weights", i)
-            )
-        dims.append(len(w))
+        loc = ("weights", i)
+        if isinstance(w, np.ndarray):
+            rows, cols = w.shape
+        else:
+            rows, widths = len(w), {len(r) for r in w}
+            if len(widths) != 1:
+                raise InvalidInput(f"W_{i + 1} is ragged: every row needs the same length", loc=loc)
+            cols = widths.pop()
+        if dims and cols != dims[-1]:
+            raise InvalidInput(f"W_{i + 1} must have {dims[-1]} columns (the previous layer's width)", loc=loc)
+        if rows > MAX_WIDTH or cols > MAX_WIDTH:
+            raise InvalidInput(f"W_{i + 1} is {rows}×{cols}; widths are at most {MAX_WIDTH}", loc=loc)
+        dims = dims or [cols]
+        dims.append(rows)
     return dims
 
 
@@ -219,7 +226,8 @@ def _chunk(params: TargetAlignmentParams, dims: list[int], rng: np.random.Genera
     """TA, losses and residuals for ``count`` draws: W_1..W_L (unless given), then X, then Y, each for the chunk."""
     b, n_layers = params.batch, len(dims) - 1
     if params.weights is not None:
-        weights = [np.broadcast_to(np.asarray(w, dtype=np.float64), (count, len(w), len(w[0]))) for w in params.weights]
+        given = [np.asarray(w, dtype=np.float64) for w in params.weights]
+        weights = [np.broadcast_to(w, (count, *w.shape)) for w in given]
     else:
         weights = [
             rng.standard_normal((count, o, i)) * (params.init_scale / np.sqrt(i)) for i, o in itertools.pairwise(dims)

@@ -63,6 +63,16 @@ def test_two_layer_network_by_hand() -> None:
     assert res.equilibrium_residual < 1e-14
 
 
+def test_uploaded_weights_equal_json_weights() -> None:
+    w1, w2 = np.random.default_rng(2).standard_normal((2, 4, 4))
+    as_json = run(weights=[w1.tolist(), w2.tolist()], n_draws=5)
+    ref = {"array": "sha256:" + "0" * 64}
+    params = TargetAlignmentParams(weights=[ref, ref], n_draws=5).model_copy(update={"weights": [w1, w2]})
+    assert target_alignment(params, no_progress) == as_json
+    listed = TargetAlignmentParams(weights=[w1.tolist(), w2.tolist()], n_draws=5)
+    assert target_alignment_cost(params) == target_alignment_cost(listed)
+
+
 def test_one_layer_pc_equals_bp_and_aligns_perfectly_to_first_order() -> None:
     # L = 1: ε_1 = e and x_0 = x, so both updates are η e xᵀ and Δŷ = η‖x‖² e to first order.
     res = run(dims=[7, 3], n_draws=20)
@@ -160,6 +170,9 @@ def test_validation_names_the_field() -> None:
     with pytest.raises(InvalidInput) as err:
         run(weights=[[[1.0, 0.0], [0.0, 1.0]], [[1.0, 2.0, 3.0]]])
     assert err.value.loc == ("weights", 1)
+    with pytest.raises(InvalidInput) as err:
+        run(weights=[[[1.0, 0.0], [0.0]]])
+    assert err.value.loc == ("weights", 0)
     with pytest.raises(InvalidInput) as err:
         target_alignment_cost(TargetAlignmentParams(dims=[1024] * 6))
     assert err.value.loc == ("dims",)
