@@ -104,8 +104,10 @@ def _as_array(value: Any, ndim: int, loc: tuple[str, ...], cap: int) -> np.ndarr
     else:
         try:
             arr = np.asarray(value, dtype=np.float64)
-        except ValueError as exc:
-            raise InvalidInput("ragged nested list: every row must have the same length", loc=loc) from exc
+        except (ValueError, TypeError) as exc:
+            raise InvalidInput(
+                "not a rectangular numeric array (ragged rows, or a mix of lists and references)", loc=loc
+            ) from exc
         cap = min(cap, MAX_JSON_ARRAY)
     if arr.ndim != ndim:
         raise InvalidInput(f"expected a {ndim}-dimensional array, got shape {list(arr.shape)}", loc=loc)
