@@ -462,7 +462,13 @@ def _smoothed_gradient(
 
 
 def _fd_gradient(
-    theta: np.ndarray, x: np.ndarray, y: np.ndarray, params: GradientMismatchParams, lif: Lif, w: float
+    theta: np.ndarray,
+    x: np.ndarray,
+    y: np.ndarray,
+    params: GradientMismatchParams,
+    lif: Lif,
+    w: float,
+    progress: Progress,
 ) -> np.ndarray:
     """Central differences (L_F(θ + h e_i) − L_F(θ − h e_i))/(2h), replicas batched along a leading axis."""
     n_p = theta.size
@@ -481,6 +487,7 @@ def _fd_gradient(
             traj = forward(x, ws, bs, lif, lambda u: surrogate_cdf(params.surrogate, w, u))
             losses.append(mse(traj.rate, y))
         out[idx] = (losses[0] - losses[1]) / (2 * FD_STEP)
+        progress(0.8 + 0.2 * (idx[-1] + 1) / n_p, f"finite differences {idx[-1] + 1}/{n_p}")
     return out
 
 
@@ -573,7 +580,7 @@ def gradient_mismatch(params: GradientMismatchParams, progress: Progress) -> Gra
     fd = None
     if params.fd_check:
         progress(0.8, "finite differences")
-        err = _fd_gradient(theta, x, y, params, lif, w) - grad_lf
+        err = _fd_gradient(theta, x, y, params, lif, w, progress) - grad_lf
         fd = FdResult(n_coords=theta.size, rel_err=_rel(_norm(err), _norm(grad_lf)), max_abs=float(np.abs(err).max()))
     progress(1.0, "done")
     return GradientMismatchResult(

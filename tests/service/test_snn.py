@@ -5,7 +5,7 @@ import pydantic
 import pytest
 from scipy.stats import norm, spearmanr
 
-from service.errors import InvalidInput
+from service.errors import Cancelled, InvalidInput
 from service.estimators.snn import (
     SPECS,
     GradientMismatchParams,
@@ -346,3 +346,18 @@ def test_plots_draw_the_result() -> None:
     ax = spec["snn.gradient_mismatch"].plot(net).axes[0]
     heights = [p.get_height() for p in ax.patches]
     assert heights[-2:] == [row.mismatch_abs for row in net.per_layer]
+
+
+def test_long_work_reports_progress_and_can_be_cancelled() -> None:
+    seen: list[tuple[float, str]] = []
+
+    def progress(fraction: float, message: str = "") -> None:
+        seen.append((fraction, message))
+        if message.startswith("finite differences"):
+            raise Cancelled
+
+    with pytest.raises(Cancelled):
+        gradient_mismatch(GradientMismatchParams(localzo={"draws": 2}, fd_check=True), progress)
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[0] == 0.2
+    assert [m for _, m in seen[1:3]] == ["LocalZO draw 1/2", "LocalZO draw 2/2"]
