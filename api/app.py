@@ -1,6 +1,7 @@
 """The application factory ``create_app(settings=None)``; uvicorn starts it with ``--factory``
 (``uvicorn api.app:create_app --factory``). Importing this module builds nothing."""
 
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -108,9 +109,18 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     return app
 
 
-def _add_component(components: dict, name: str, schema: dict) -> None:
-    if components.setdefault(name, schema) != schema:
-        raise RuntimeError(f"two different OpenAPI schemas are both named {name!r}")
+def _add_params_schema(components: dict, name: str, model: type) -> None:
+    """Add ``model``'s JSON Schema as component ``name`` with its nested models; a nested model whose name is taken
+    by a different schema is renamed ``<name>__<model>`` (and referenced so)."""
+    text = json.dumps(model.model_json_schema(ref_template="#/components/schemas/{model}"))
+    defs = json.loads(text).get("$defs", {})
+    clashing = {sub for sub, nested in defs.items() if components.get(sub, nested) != nested}
+    for sub in clashing:
+        text = text.replace(f'"#/components/schemas/{sub}"', f'"#/components/schemas/{name}__{sub}"')
+    schema = json.loads(text)
+    for sub, nested in schema.pop("$defs", {}).items():
+        components[f"{name}__{sub}" if sub in clashing else sub] = nested
+    components[name] = schema
 
 
 def _complete_openapi(app: FastAPI) -> None:
@@ -125,10 +135,7 @@ def _complete_openapi(app: FastAPI) -> None:
             schema = original()
             components = schema.setdefault("components", {}).setdefault("schemas", {})
             for spec in ESTIMATORS.values():
-                params = spec.params_model.model_json_schema(ref_template="#/components/schemas/{model}")
-                for name, sub in params.pop("$defs", {}).items():
-                    _add_component(components, name, sub)
-                _add_component(components, estimators.params_component(spec), params)
+                _add_params_schema(components, estimators.params_component(spec), spec.params_model)
             components["Problem"] = Problem.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(components["Problem"].pop("$defs", {}))
             for ops in schema["paths"].values():

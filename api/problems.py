@@ -41,21 +41,11 @@ class Problem(BaseModel):
 class ApiError(Exception):
     """An error of the HTTP layer itself (an unreadable upload body), with a problem body."""
 
-    def __init__(
-        self,
-        status: int,
-        detail: str,
-        *,
-        errors: Sequence[dict[str, Any]] | None = None,
-        headers: dict[str, str] | None = None,
-        type_: str = "about:blank",
-    ) -> None:
+    def __init__(self, status: int, detail: str, *, errors: Sequence[dict[str, Any]] | None = None) -> None:
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.errors = list(errors) if errors is not None else None
-        self.headers = headers or {}
-        self.type = type_
 
 
 _DESCRIPTIONS = {
@@ -95,10 +85,8 @@ def problem_response(
     *,
     errors: list[dict[str, Any]] | None = None,
     headers: dict[str, str] | None = None,
-    type_: str = "about:blank",
 ) -> JSONResponse:
     body = Problem(
-        type=type_,
         title=HTTPStatus(status).phrase,
         status=status,
         detail=detail,
@@ -167,7 +155,7 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(ApiError)
     async def _api(request: Request, exc: ApiError) -> JSONResponse:
-        return problem_response(request, exc.status, exc.detail, errors=exc.errors, headers=exc.headers, type_=exc.type)
+        return problem_response(request, exc.status, exc.detail, errors=exc.errors)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:

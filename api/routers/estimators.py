@@ -56,7 +56,7 @@ def _route_name(spec: EstimatorSpec) -> str:
 
 def params_component(spec: EstimatorSpec) -> str:
     """The OpenAPI component naming the request body of ``spec``'s route (added by ``api.app``)."""
-    return spec.params_model.__name__
+    return spec.name.replace(".", "_") + "_params"
 
 
 def _make_endpoint(spec: EstimatorSpec) -> Any:
