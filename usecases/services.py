@@ -11,16 +11,19 @@ from sqlalchemy.exc import SQLAlchemyError
 from db.engine import Engines, make_engines
 from usecases.benchmarks import run_rescore_job
 from usecases.estimator_runs import run_job
+from usecases.health import DatabaseProbe
 from usecases.jobs import JobKind, JobQueue
 from usecases.reproductions import run_reproduction_job
+from usecases.scorer_runs import run_job as run_scorer_job
 from usecases.settings import Settings
 
 JOB_KINDS: dict[str, JobKind] = {
     "estimator": JobKind(run_job),
+    "scorer": JobKind(run_scorer_job),
     "rescore": JobKind(run_rescore_job, idempotent=False),
     "reproduction": JobKind(run_reproduction_job, idempotent=False),
 }
-"""Every kind of job: ``estimator`` runs (re-run after a crash), ``rescore`` of a benchmark and a paper's
+"""Every kind of job: ``estimator`` and ``scorer`` runs (re-run after a crash), ``rescore`` of a benchmark and a paper's
 ``reproduction`` check (neither re-run)."""
 
 
@@ -43,6 +46,11 @@ class Services:
     def secret_key(self) -> str:
         """The HMAC secret of API keys (in development generated once into ``data_dir/secret_key``)."""
         return self.settings.resolved_secret_key()
+
+    @cached_property
+    def database_probe(self) -> DatabaseProbe:
+        """The cached database round trip behind ``GET /v1/health``."""
+        return DatabaseProbe(self.database_ok)
 
     def database_ok(self) -> bool:
         """One round trip to the database."""

@@ -25,3 +25,27 @@ def test_health_503_when_database_unreachable(settings, tmp_path) -> None:
     assert r.status_code == 503
     assert r.headers["content-type"] == "application/problem+json"
     assert r.json()["status"] == 503 and r.json()["instance"] == r.headers["x-request-id"]
+
+
+def test_a_burst_of_health_checks_costs_one_database_round_trip(client: TestClient) -> None:
+    services = client.app.state.services
+    calls = []
+    real = services.database_probe._check
+    services.database_probe._check = lambda: calls.append(1) or real()
+    services.database_probe._at = float("-inf")
+    assert all(client.get("/v1/health").status_code == 200 for _ in range(25))
+    assert len(calls) == 1  # 25 requests inside the one-second reuse window
+
+
+def test_probe_reports_an_unreachable_database_after_its_ttl() -> None:
+    import time
+
+    from usecases.health import DatabaseProbe
+
+    up = [True]
+    probe = DatabaseProbe(lambda: up[0], ttl=0.2)
+    assert probe.fresh() is None and probe.status() is True
+    up[0] = False
+    assert probe.fresh() is True  # still within the reuse window
+    time.sleep(0.25)
+    assert probe.fresh() is None and probe.status() is False
