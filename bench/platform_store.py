@@ -53,7 +53,7 @@ def _setup(path: Path) -> int:
 
 
 def store_bench() -> dict[str, float]:
-    rows = [("public", f"item-{i:07d}", float(i % 2)) for i in range(N_ROWS)]
+    rows = [("public", f"item-{i:07d}", "accuracy", float(i % 2)) for i in range(N_ROWS)]
     with tempfile.TemporaryDirectory() as tmp:
         ours_path, raw_path = Path(tmp) / "ours.db", Path(tmp) / "raw.db"
         sid = _setup(ours_path)
@@ -70,8 +70,8 @@ def store_bench() -> dict[str, float]:
         t0 = time.perf_counter()
         con.execute("BEGIN IMMEDIATE")
         con.executemany(
-            "INSERT INTO item_score (scoring_id, split, item_id, value) VALUES (?, ?, ?, ?)",
-            ((raw_sid, s, i, v) for s, i, v in rows),
+            "INSERT INTO item_score (scoring_id, split, item_id, metric, value) VALUES (?, ?, ?, ?, ?)",
+            ((raw_sid, s, i, m, v) for s, i, m, v in rows),
         )
         con.execute("COMMIT")
         raw = time.perf_counter() - t0

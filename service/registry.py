@@ -49,9 +49,22 @@ class MetricInfo:
     description: str
 
 
+PAIRED_TESTS = ("mcnemar", "wilcoxon", "bootstrap")
+"""Paired tests a scorer may declare for a metric with per-item values: exact McNemar (0/1 values), Wilcoxon
+signed-rank, or the seeded paired percentile bootstrap of the mean difference."""
+
+
 @dataclass(frozen=True)
 class ScorerSpec:
-    """A benchmark scorer: item models, params, metrics and ``score(key_items, pred_items, params)``."""
+    """A benchmark scorer: item models, params, metrics, ``score(key_items, pred_items, params)`` and its cost model.
+
+    ``score`` returns ``scores``, ``breakdown``, ``coverage``, ``reconstructed``, ``item_scores`` (the primary
+    metric per item) and optionally ``item_metrics`` (``{metric: [value or None per item]}`` in the order of
+    ``item_scores``). ``paired_tests`` names, for every metric with per-item values, the test comparing two
+    submissions when the values are graded (0/1 values always get McNemar); by default only the primary metric,
+    with the paired bootstrap. ``cost(key_items, pred_items, params)`` is in ``cost_unit`` and sees the items with
+    uploaded arrays resolved: above ``sync_budget`` a stateless call becomes a job, above ``hard_cap`` it is refused.
+    """
 
     name: str
     version: str
@@ -65,8 +78,21 @@ class ScorerSpec:
     metrics: dict[str, MetricInfo]
     primary_metric: str
     score: Callable[[list[Any], list[Any], Any], dict[str, Any]]
-    cost: Callable[[int, int], float] = lambda n_key, n_pred: float(n_key + n_pred)
+    cost: Callable[[list[Any], list[Any], Any], float]
+    cost_unit: str
+    sync_budget: float
+    hard_cap: float
+    paired_tests: dict[str, str] = field(default_factory=dict)
     kind: str = field(default="scorer", init=False)
+
+    def __post_init__(self) -> None:
+        if not self.paired_tests:
+            object.__setattr__(self, "paired_tests", {self.primary_metric: "bootstrap"})
+        if self.primary_metric not in self.paired_tests:
+            raise ValueError(f"{self.name}: paired_tests must include the primary metric {self.primary_metric!r}")
+        for metric, test in self.paired_tests.items():
+            if metric not in self.metrics or test not in PAIRED_TESTS:
+                raise ValueError(f"{self.name}: paired test {test!r} of {metric!r} is not one of {PAIRED_TESTS}")
 
 
 ESTIMATORS: dict[str, EstimatorSpec] = {}

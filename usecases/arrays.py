@@ -4,10 +4,13 @@ the cache key keep the reference."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin
 
 import numpy as np
+from pydantic import BaseModel
 
 from db.engine import Engines
 from db.repositories import arrays as repo
@@ -135,3 +138,23 @@ def resolve(engines: Engines, params: StrictModel, loc: tuple[str | int, ...] = 
         if resolved is not value:
             updates[name] = resolved
     return params.model_copy(update=updates) if updates else params
+
+
+def _annotation_holds_refs(annotation: Any) -> bool:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation is ArrayRef or may_hold_refs(annotation)
+    return any(_annotation_holds_refs(arg) for arg in get_args(annotation))
+
+
+@cache
+def may_hold_refs(model: type[StrictModel]) -> bool:
+    """Whether an instance of ``model`` can hold an ``ArrayRef`` anywhere (answers once per model)."""
+    return any(_annotation_holds_refs(field.annotation) for field in model.model_fields.values())
+
+
+def resolve_items(engines: Engines, items: Sequence[StrictModel], loc: tuple[str | int, ...]) -> list[Any]:
+    """Scorer items with their ``ArrayRef`` values resolved and checked (``loc + (index, field, ...)`` in errors);
+    the items themselves when their model holds no references."""
+    if not items or not may_hold_refs(type(items[0])):
+        return list(items)
+    return [resolve(engines, item, (*loc, i)) for i, item in enumerate(items)]

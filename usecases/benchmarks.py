@@ -22,12 +22,13 @@ from db.repositories.jobs import JobRow
 from db.repositories.submissions import ScoreRow
 from service.errors import InvalidInput
 from service.registry import SCORERS, Progress, ScorerSpec, no_progress
-from service.stats import mcnemar, paired_bootstrap
-from usecases import cursors
+from service.stats import mcnemar, paired_bootstrap, wilcoxon_signed_rank
+from usecases import arrays, cursors
 from usecases.api_keys import Principal, require
 from usecases.clock import utc_iso
 from usecases.errors import Conflict, Forbidden, InvalidFields, NotFound, invalid
-from usecases.scoring import canonical_key, check_unique, score_by_split, validate_items
+from usecases.estimator_runs import check_caps
+from usecases.scoring import canonical_key, check_unique, item_metric, score_by_split, validate_items
 
 if TYPE_CHECKING:
     from usecases.services import Services
@@ -74,7 +75,8 @@ def key_items(conn: Connection, loaded: Loaded, version: int) -> list[Any]:
 def score_and_store(
     conn: Connection, loaded: Loaded, submission_id: str, version: int, key: list[Any], preds: list[Any]
 ) -> dict[str, dict[str, Any]]:
-    """Score ``preds`` per split against ``key`` and store one new scoring (in the caller's transaction)."""
+    """Score ``preds`` per split against ``key`` (both with uploaded arrays resolved) and store one new scoring
+    with every metric's per-item values (in the caller's transaction)."""
     outcomes, items = score_by_split(loaded.spec, key, preds, loaded.params)
     scores = [
         ScoreRow(split, metric, v["value"], v["ci_low"], v["ci_high"], v["n"])
@@ -103,7 +105,7 @@ def rescore_all(services: Services, benchmark_id: str, progress: Progress = no_p
     with services.engines.write.begin() as conn:
         loaded = load(conn, benchmark_id)
         version = loaded.benchmark.current_version
-        key = key_items(conn, loaded, version)
+        key = arrays.resolve_items(services.engines, key_items(conn, loaded, version), ("answer_key", "items"))
         subs = sub_repo.all_for_benchmark(conn, benchmark_id)
         known = {k.item_id for k in key}
         for i, sub in enumerate(subs):
@@ -113,7 +115,9 @@ def rescore_all(services: Services, benchmark_id: str, progress: Progress = no_p
                 json.loads(sub_repo.predictions(conn, sub.id)),
                 ("predictions", "items"),
             )
-            preds = [p for p in preds if p.item_id in known]
+            preds = arrays.resolve_items(
+                services.engines, [p for p in preds if p.item_id in known], ("predictions", "items")
+            )
             score_and_store(conn, loaded, sub.id, version, key, preds)
     return len(subs)
 
@@ -146,9 +150,14 @@ class CheckedKey:
     n_private: int
 
 
-def _checked_key(spec: ScorerSpec, items: list[dict[str, Any]]) -> CheckedKey:
+def _checked_key(services: Services, spec: ScorerSpec, params: Any, items: list[dict[str, Any]]) -> CheckedKey:
+    """Validate the items, resolve and check their uploaded arrays, and refuse a key whose scoring alone (every
+    item unanswered) costs more than the scorer's hard cap; the canonical text keeps the references."""
     key = validate_items(spec.answer_key_item_model, items, ("answer_key", "items"))
     check_unique(key, ("answer_key", "items"))
+    loc = ("answer_key", "items")
+    resolved = arrays.resolve_items(services.engines, key, loc)
+    check_caps(spec, float(spec.cost(resolved, [], params)), queue_available=True, loc=("body", *loc))
     text, sha = canonical_key(key)
     n_private = sum(1 for k in key if k.split == "private")
     return CheckedKey(text, sha, len(key) - n_private, n_private)
@@ -183,7 +192,7 @@ def create_benchmark(
             {"loc": ["body", "scorer_params", *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()
         ]
         raise InvalidFields("scorer_params failed validation", errors) from exc
-    key = _checked_key(spec, answer_key)
+    key = _checked_key(services, spec, params, answer_key)
     now = datetime.now(UTC)
     row = BenchmarkRow(
         id=str(uuid.uuid4()),
@@ -242,7 +251,7 @@ def put_answer_key(
     with services.engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
     _owner_or_admin(principal, loaded.benchmark)
-    key = _checked_key(loaded.spec, items)
+    key = _checked_key(services, loaded.spec, loaded.params, items)
     with services.engines.write.begin() as conn:
         existing = bench_repo.version_by_sha(conn, benchmark_id, key.sha256)
         if existing is None:
@@ -391,6 +400,7 @@ class Comparison(BaseModel):
     a: str
     b: str
     split: str
+    metric: str
     n_common: int
     test: str
     mean_a: float
@@ -406,14 +416,17 @@ def compare(
     b: str,
     *,
     split: str,
+    metric: str | None,
     n_resamples: int,
     seed: int,
 ) -> Comparison:
-    """Paired comparison of two submissions on their common items of the current version: exact McNemar when
-    every per-item score is 0/1, else a seeded paired percentile bootstrap of the mean difference."""
+    """Paired comparison of two submissions on the per-item values of ``metric`` (default the primary) for their
+    common items of the current version: exact McNemar when every value is 0/1, else the scorer's declared test
+    for the metric (Wilcoxon signed-rank, or a seeded paired percentile bootstrap of the mean difference)."""
     check_split(split, principal)
     with services.engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
+        chosen = item_metric(loaded.spec, metric)
         version = loaded.benchmark.current_version
         per = {}
         for name, sid in (("a", a), ("b", b)):
@@ -421,20 +434,26 @@ def compare(
             scoring = sub_repo.latest_scoring(conn, sid, version) if sub and sub.benchmark_id == benchmark_id else None
             if scoring is None:
                 raise NotFound(f"no scored submission {sid!r} in this benchmark")
-            per[name] = {item: v for _, item, v in sub_repo.item_scores(conn, scoring.id, [split])}
+            per[name] = {item: v for _, item, v in sub_repo.item_scores(conn, scoring.id, [split], chosen)}
     common = sorted(per["a"].keys() & per["b"].keys())
     if not common:
-        raise InvalidInput("the two submissions share no scored items in this split", ("b",))
+        raise InvalidInput(f"the two submissions share no items with {chosen} values in this split", ("b",))
     xa = np.array([per["a"][i] for i in common])
     xb = np.array([per["b"][i] for i in common])
-    binary = bool(np.isin(xa, (0.0, 1.0)).all() and np.isin(xb, (0.0, 1.0)).all())
-    result = mcnemar(xa, xb) if binary else paired_bootstrap(xa, xb, n_resamples, seed)
+    declared = loaded.spec.paired_tests[chosen]
+    if np.isin(xa, (0.0, 1.0)).all() and np.isin(xb, (0.0, 1.0)).all():
+        test, result = "mcnemar_exact", mcnemar(xa, xb)
+    elif declared == "wilcoxon":
+        test, result = "wilcoxon_signed_rank", wilcoxon_signed_rank(xa, xb)
+    else:
+        test, result = "paired_bootstrap", paired_bootstrap(xa, xb, n_resamples, seed)
     return Comparison(
         a=a,
         b=b,
         split=split,
+        metric=chosen,
         n_common=len(common),
-        test="mcnemar_exact" if binary else "paired_bootstrap",
+        test=test,
         mean_a=float(xa.mean()),
         mean_b=float(xb.mean()),
         result=result,

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from db.repositories.jobs import JobRow
 from db.repositories.runs import RunRow
-from service.registry import ESTIMATORS, EstimatorSpec, Progress, no_progress
+from service.registry import ESTIMATORS, EstimatorSpec, Progress, ScorerSpec, no_progress
 from service.types import StrictModel
 from usecases import arrays, runs
 from usecases.api_keys import Principal, authenticate, require_for_runs
@@ -47,11 +47,11 @@ def estimator(name: str) -> EstimatorSpec:
     return spec
 
 
-def parse_params(spec: EstimatorSpec, body: bytes, loc: tuple[str, ...] = ("body",)) -> StrictModel:
+def parse_params(model: type[StrictModel], body: bytes, loc: tuple[str, ...] = ("body",)) -> StrictModel:
     """Validate a JSON params object (JSON mode, strict); errors are located under ``loc``. Undecodable JSON is
     ``malformed`` (400); anything else that fails is a 422 naming the fields."""
     try:
-        return spec.params_model.model_validate_json(body)
+        return model.model_validate_json(body)
     except ValidationError as exc:
         errors = [
             {"loc": [*loc, *e["loc"]], "msg": e["msg"], "type": e["type"]}
@@ -67,15 +67,14 @@ def open_call(services: Services, spec: EstimatorSpec, body: bytes, token: str |
     body), validate and canonicalise ``body`` and look the run up in this process's memory. Touches the database
     only to check a presented token, so without one it is safe on the event loop."""
     principal = require_for_runs(services, authenticate(services, token))
-    params = parse_params(spec, body)
+    params = parse_params(spec.params_model, body)
     params_json = runs.canonical_params(params)
     key: CacheKey = ("estimator", spec.name, spec.version, runs.sha256_hex(params_json))
     return EstimatorCall(spec, params, params_json, key, principal, runs.remembered_run(services.engines, key))
 
 
-def check_cost(spec: EstimatorSpec, params: StrictModel, *, queue_available: bool, loc: tuple[str, ...]) -> float:
-    """Return the cost, or raise ``InvalidFields`` naming the cap (``hard_cap``; ``sync_budget`` without a queue)."""
-    cost = float(spec.cost(params))
+def check_caps(spec: EstimatorSpec | ScorerSpec, cost: float, *, queue_available: bool, loc: tuple[str, ...]) -> float:
+    """Return ``cost``, or raise ``InvalidFields`` naming the cap (``hard_cap``; ``sync_budget`` without a queue)."""
     unit = spec.cost_unit
     if cost > spec.hard_cap:
         raise invalid(
@@ -93,6 +92,11 @@ def check_cost(spec: EstimatorSpec, params: StrictModel, *, queue_available: boo
             f"cost {cost:.4g} > sync_budget {spec.sync_budget:.4g} {unit}",
         )
     return cost
+
+
+def check_cost(spec: EstimatorSpec, params: StrictModel, *, queue_available: bool, loc: tuple[str, ...]) -> float:
+    """The estimator's cost for ``params`` (references resolved), checked against its caps (``check_caps``)."""
+    return check_caps(spec, float(spec.cost(params)), queue_available=queue_available, loc=loc)
 
 
 @dataclass(frozen=True)
@@ -146,7 +150,7 @@ def queue_call(
     for a stored identical run succeeds at once."""
     require_for_runs(services, principal)
     spec = estimator(name)
-    params = parse_params(spec, json.dumps(raw_params).encode(), ("body", "params"))
+    params = parse_params(spec.params_model, json.dumps(raw_params).encode(), ("body", "params"))
     check_cost(spec, arrays.resolve(services.engines, params, ("params",)), queue_available=True, loc=("body",))
     params_json = runs.canonical_params(params)
     key: CacheKey = ("estimator", spec.name, spec.version, runs.sha256_hex(params_json))

@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from service.errors import Degenerate, InvalidInput
 from service.registry import ScorerSpec
-from usecases.errors import InvalidFields
+from usecases.errors import InvalidFields, invalid
 
 SPLITS = ("public", "private")
 
@@ -79,15 +80,36 @@ def canonical_key(items: Sequence[BaseModel]) -> tuple[str, str]:
     return text, hashlib.sha256(text.encode()).hexdigest()
 
 
-def _score(spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any) -> tuple[dict[str, Any], list]:
+ItemRow = tuple[str, str, float]
+"""(item_id, metric, value) of one per-item score."""
+
+
+def _item_rows(spec: ScorerSpec, raw: dict[str, Any]) -> list[ItemRow]:
+    """Every metric's per-item values: ``item_metrics`` (None = no value for that item) and, unless listed
+    there, the primary metric's ``item_scores``."""
+    listed = raw.get("item_scores", [])
+    ids = [str(d["item_id"]) for d in listed]
+    per_metric: dict[str, list[float | None]] = dict(raw.get("item_metrics") or {})
+    per_metric.setdefault(spec.primary_metric, [d["value"] for d in listed])
+    rows: list[ItemRow] = []
+    for metric, values in per_metric.items():
+        if metric not in spec.metrics or len(values) != len(ids):
+            raise RuntimeError(f"scorer {spec.name} returned malformed item values for {metric!r}")
+        present = [(i, float(v)) for i, v in zip(ids, values, strict=True) if v is not None]
+        if not all(math.isfinite(v) for _, v in present):
+            raise Degenerate(f"a per-item {metric} value is not finite", ("item_metrics", metric))
+        rows.extend((i, metric, v) for i, v in present)
+    return rows
+
+
+def _score(spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any) -> tuple[dict[str, Any], list[ItemRow]]:
     raw = spec.score(key, preds, params)
-    summary = {k: v for k, v in raw.items() if k != "item_scores"}
+    summary = {k: v for k, v in raw.items() if k not in ("item_scores", "item_metrics")}
     try:
         outcome = ScoreOutcome.model_validate(json.loads(dumps(summary)))
     except ValidationError as exc:
         raise Degenerate("the scorer produced a non-finite or malformed score") from exc
-    item_scores = [(str(d["item_id"]), float(d["value"])) for d in raw.get("item_scores", [])]
-    return outcome.model_dump(mode="json"), item_scores
+    return outcome.model_dump(mode="json"), _item_rows(spec, raw)
 
 
 def by_item_id(items: Sequence[Any]) -> list[Any]:
@@ -103,8 +125,8 @@ def score_all(spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any) -
 
 def score_by_split(
     spec: ScorerSpec, key: list[Any], preds: list[Any], params: Any
-) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str, float]]]:
-    """Score public and private items separately; returns ({split: outcome}, [(split, item_id, value)]).
+) -> tuple[dict[str, dict[str, Any]], list[tuple[str, str, str, float]]]:
+    """Score public and private items separately; returns ({split: outcome}, [(split, item_id, metric, value)]).
 
     A prediction for an item that is not in the key is a 422 naming it; missing items score 0 (coverage).
     """
@@ -114,12 +136,25 @@ def score_by_split(
             raise InvalidInput(f"unknown item_id {p.item_id!r}", ("predictions", "items", i, "item_id"))
     check_unique(preds, ("predictions", "items"))
     outcomes: dict[str, dict[str, Any]] = {}
-    rows: list[tuple[str, str, float]] = []
+    rows: list[tuple[str, str, str, float]] = []
     for split in SPLITS:
         key_s = by_item_id(k for k in key if k.split == split)
         if not key_s:
             continue
         preds_s = by_item_id(p for p in preds if split_of[p.item_id] == split)
         outcomes[split], items = _score(spec, key_s, preds_s, params)
-        rows.extend((split, item_id, value) for item_id, value in items)
+        rows.extend((split, item_id, metric, value) for item_id, metric, value in items)
     return outcomes, rows
+
+
+def item_metric(spec: ScorerSpec, metric: str | None) -> str:
+    """The metric whose per-item values are asked for (default the primary); one without them is a 422."""
+    chosen = metric or spec.primary_metric
+    if chosen not in spec.paired_tests:
+        raise invalid(
+            f"metric {chosen!r} has no per-item values in scorer {spec.name}",
+            ("query", "metric"),
+            "enum",
+            f"one of {sorted(spec.paired_tests)}",
+        )
+    return chosen

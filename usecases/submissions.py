@@ -15,12 +15,13 @@ from sqlalchemy import Connection
 from db.repositories import idempotency as idem_repo
 from db.repositories import submissions as sub_repo
 from db.repositories.submissions import SubmissionRow
-from usecases import cursors
+from usecases import arrays, cursors
 from usecases.api_keys import Principal, require
 from usecases.benchmarks import key_items, load, score_and_store
 from usecases.clock import utc_iso
 from usecases.errors import Conflict, Forbidden, NotFound, QuotaExceeded, invalid
-from usecases.scoring import dumps, validate_items
+from usecases.estimator_runs import check_caps
+from usecases.scoring import dumps, item_metric, validate_items
 
 if TYPE_CHECKING:
     from usecases.services import Services
@@ -86,7 +87,9 @@ class NewSubmission:
 
 
 def _create(services: Services, principal: Principal, benchmark_id: str, new: NewSubmission) -> str:
-    """Validate, check the quota, store and score in one transaction; returns the view as JSON text."""
+    """Validate, resolve uploaded arrays, check the cost against the scorer's hard cap (a submission over the
+    synchronous budget still runs inline), then check the quota, store and score in one transaction; returns the
+    view as JSON text. The stored predictions keep their array references."""
     meta = dumps(new.metadata)
     if len(meta) > MAX_METADATA_BYTES:
         raise invalid("metadata too large", ("body", "metadata"), "too_long", "at most 16 KiB of JSON")
@@ -97,6 +100,10 @@ def _create(services: Services, principal: Principal, benchmark_id: str, new: Ne
         key = key_items(conn, loaded, version)
     preds = validate_items(loaded.spec.prediction_item_model, new.predictions, ("predictions", "items"))
     predictions_json = dumps([p.model_dump(mode="json") for p in preds])
+    key = arrays.resolve_items(services.engines, key, ("answer_key", "items"))
+    resolved = arrays.resolve_items(services.engines, preds, ("predictions", "items"))
+    cost = float(loaded.spec.cost(key, resolved, loaded.params))
+    check_caps(loaded.spec, cost, queue_available=True, loc=("body", "predictions", "items"))
     sub = SubmissionRow(0, str(uuid.uuid4()), benchmark_id, new.model, meta, principal.key_id, now, None)
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     quota = loaded.benchmark.max_submissions_per_day
@@ -105,7 +112,7 @@ def _create(services: Services, principal: Principal, benchmark_id: str, new: Ne
             retry = int((_next_utc_midnight(now) - now).total_seconds()) + 1
             raise QuotaExceeded(f"daily quota of {quota} submissions to this benchmark is used", retry)
         sub_repo.insert_submission(conn, sub, predictions_json)
-        score_and_store(conn, loaded, sub.id, version, key, preds)
+        score_and_store(conn, loaded, sub.id, version, key, resolved)
         return dumps(_view(conn, sub, version, principal))
 
 
@@ -197,19 +204,22 @@ def get(services: Services, principal: Principal, submission_id: str) -> dict[st
         return _view(conn, sub, version, principal)
 
 
-def item_scores(services: Services, principal: Principal, submission_id: str) -> dict[str, Any]:
-    """Per-item scores of the latest scoring (public items for the owner; every item for admins)."""
+def item_scores(services: Services, principal: Principal, submission_id: str, metric: str | None) -> dict[str, Any]:
+    """Per-item values of ``metric`` (default the primary) in the latest scoring (public items for the owner;
+    every item for admins); a metric without per-item values is a 422 naming ``metric``."""
     require(principal, SCOPE)
     with services.engines.read.connect() as conn:
         sub, version = _load_visible(conn, submission_id, principal)
+        chosen = item_metric(load(conn, sub.benchmark_id).spec, metric)
         scoring = sub_repo.latest_scoring(conn, sub.id, version)
         if scoring is None:
             raise NotFound("this submission has no scoring against the current answer key")
         splits = ["public", "private"] if principal.is_admin else ["public"]
-        rows = sub_repo.item_scores(conn, scoring.id, splits)
+        rows = sub_repo.item_scores(conn, scoring.id, splits, chosen)
     return {
         "submission_id": sub.id,
         "answer_key_version": version,
+        "metric": chosen,
         "items": [{"split": s, "item_id": i, "value": v} for s, i, v in rows],
     }
 

@@ -111,8 +111,9 @@ class CompareOut(BaseModel):
     a: str
     b: str
     split: str
+    metric: str = Field(description="The metric whose per-item values were compared.")
     n_common: int
-    test: Literal["mcnemar_exact", "paired_bootstrap"]
+    test: Literal["mcnemar_exact", "wilcoxon_signed_rank", "paired_bootstrap"]
     mean_a: float
     mean_b: float
     result: dict[str, Any]
@@ -299,12 +300,14 @@ def compare(
     a: Annotated[str, Query(max_length=64)],
     b: Annotated[str, Query(max_length=64)],
     split: Literal["public", "private"] = "public",
+    metric: Annotated[str | None, Query(max_length=64, description="A metric with per-item values.")] = None,
     n_resamples: Annotated[int, Query(ge=100, le=10_000)] = 2000,
     seed: Annotated[int, Query(ge=0, le=2**63 - 1)] = 0,
 ) -> dict[str, Any]:
-    """Paired comparison of two submissions on their common items of the current version: exact McNemar when
-    every per-item score is 0/1, else a seeded paired percentile bootstrap of the mean difference."""
+    """Paired comparison of two submissions on the per-item values of ``metric`` (default the primary; one of the
+    scorer's ``paired_tests``) for their common items of the current version: exact McNemar when every value is
+    0/1, else the scorer's declared test (Wilcoxon signed-rank, or a seeded paired percentile bootstrap)."""
     result = benchmarks.compare(
-        services, principal, benchmark_id, a, b, split=split, n_resamples=n_resamples, seed=seed
+        services, principal, benchmark_id, a, b, split=split, metric=metric, n_resamples=n_resamples, seed=seed
     )
     return result.model_dump()

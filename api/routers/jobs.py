@@ -17,6 +17,7 @@ from usecases.clock import utc_iso
 from usecases.errors import Conflict, Forbidden, NotFound, QuotaExceeded, Unauthorized, Unavailable
 from usecases.estimator_runs import queue_call
 from usecases.jobs import JobRow
+from usecases.scorer_runs import queue_score
 
 router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
 JobId = Annotated[str, Path(max_length=64, description="The job id (a UUID).")]
@@ -32,7 +33,10 @@ class JobOut(BaseModel):
     """A job; poll ``GET /v1/jobs/{id}`` until ``status`` is terminal, then read ``/v1/runs/{run_id}``."""
 
     id: str
-    kind: str = Field(description="What runs: 'estimator', or 'rescore' (a benchmark's submissions re-scored).")
+    kind: str = Field(
+        description="What runs: 'estimator', 'scorer' (a stateless score request), 'rescore' (a benchmark's "
+        "submissions re-scored) or 'reproduction'."
+    )
     name: str
     version: str
     params_sha256: str
@@ -49,13 +53,17 @@ class JobOut(BaseModel):
 
 
 class JobRequest(BaseModel):
-    """A job: the estimator ``name`` and its ``params`` (the same object ``POST /v1/estimators/{name}`` takes)."""
+    """A job: an estimator ``name`` and its ``params`` (the object ``POST /v1/estimators/{name}`` takes), or a
+    scorer ``name`` and the score request ``POST /v1/scorers/{name}/score`` takes as ``params``."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    kind: Literal["estimator"] = Field(description="What to run; estimator runs for now.")
+    kind: Literal["estimator", "scorer"] = Field(description="What to run: an estimator or a stateless scoring.")
     name: str = Field(min_length=1, max_length=128, description="Registered name, e.g. compression.nml_regret.")
-    params: dict[str, Any] = Field(default_factory=dict, description="The estimator's params object.")
+    params: dict[str, Any] = Field(
+        default_factory=dict,
+        description="The estimator's params object, or the scorer's {answer_key, predictions, params} request.",
+    )
 
 
 class JobPage(BaseModel):
@@ -97,7 +105,8 @@ async def create_job(
     body: JobRequest, principal: OptionalCaller, services: ServicesDep, client: ClientAddress
 ) -> JSONResponse:
     """Queue a computation; 202 + ``Location: /v1/jobs/{id}``. An identical stored run makes the job succeed at once."""
-    row = await anyio.to_thread.run_sync(queue_call, services, body.name, body.params, principal, client)
+    queue = queue_call if body.kind == "estimator" else queue_score
+    row = await anyio.to_thread.run_sync(queue, services, body.name, body.params, principal, client)
     return job_response(row, 202)
 
 

@@ -1,18 +1,20 @@
 """Scorer catalog and one typed stateless ``POST /v1/scorers/{name}/score`` route per registered scorer."""
 
-from typing import Any
+from typing import Any, Literal
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field
 
 from api.auth import CHECK_CREDENTIALS, OptionalCaller
-from api.deps import ServicesDep
+from api.deps import ClientAddress, ServicesDep
 from api.envelope import envelope_json, typed_envelope
 from api.problems import COMMON, responses
+from api.routers.estimators import ABOVE_BUDGET
+from api.routers.jobs import job_response
 from service.registry import SCORERS, ScorerSpec
-from service.types import MAX_JSON_ARRAY, StrictModel
-from usecases.errors import Forbidden, NotFound, Unauthorized
-from usecases.scorer_runs import score, scorer
+from usecases.errors import Forbidden, NotFound, QuotaExceeded, Unauthorized, Unavailable
+from usecases.estimator_runs import Answered
+from usecases.scorer_runs import request_model, score, scorer
 from usecases.scoring import ScoreOutcome
 
 
@@ -40,6 +42,13 @@ class ScorerDetail(ScorerSummary):
     prediction_item_schema: dict[str, Any]
     params_schema: dict[str, Any]
     metrics: dict[str, MetricOut]
+    paired_tests: dict[str, Literal["mcnemar", "wilcoxon", "bootstrap"]] = Field(
+        description="Metrics with per-item values and the paired test comparing two submissions on graded values "
+        "(0/1 values always get exact McNemar)."
+    )
+    cost_unit: str
+    sync_budget: float = Field(description="Stateless calls costing more run as a job (202).")
+    hard_cap: float = Field(description="Calls and submissions costing more are refused (422).")
 
 
 def summary(spec: ScorerSpec) -> dict[str, Any]:
@@ -56,6 +65,10 @@ def detail(spec: ScorerSpec) -> dict[str, Any]:
             m: {"higher_is_better": i.higher_is_better, "range": list(i.range), "description": i.description}
             for m, i in spec.metrics.items()
         },
+        "paired_tests": spec.paired_tests,
+        "cost_unit": spec.cost_unit,
+        "sync_budget": spec.sync_budget,
+        "hard_cap": spec.hard_cap,
     }
 
 
@@ -63,36 +76,20 @@ def _slug(spec: ScorerSpec) -> str:
     return spec.name.replace(".", "_")
 
 
-def request_model(spec: ScorerSpec) -> type[StrictModel]:
-    """``{"answer_key":{"items":[...]},"predictions":{"items":[...]},"params":{...}}`` typed for ``spec``."""
-    key = create_model(
-        f"{_slug(spec)}_answer_key",
-        __base__=StrictModel,
-        items=(list[spec.answer_key_item_model], Field(min_length=1, max_length=MAX_JSON_ARRAY)),
-    )
-    preds = create_model(
-        f"{_slug(spec)}_predictions",
-        __base__=StrictModel,
-        items=(list[spec.prediction_item_model], Field(max_length=MAX_JSON_ARRAY)),
-    )
-    return create_model(
-        f"{_slug(spec)}_score_request",
-        __base__=StrictModel,
-        answer_key=(key, ...),
-        predictions=(preds, ...),
-        params=(spec.params_model, Field(default_factory=spec.params_model)),
-    )
-
-
 def _make_endpoint(spec: ScorerSpec) -> Any:
     body_model = request_model(spec)
 
-    def endpoint(body: body_model, principal: OptionalCaller, services: ServicesDep) -> Response:  # type: ignore[valid-type]
-        row, cached = score(services, spec, body, principal)
-        return Response(envelope_json(row, cached=cached), media_type="application/json")
+    def endpoint(body: body_model, principal: OptionalCaller, services: ServicesDep, client: ClientAddress) -> Response:  # type: ignore[valid-type]
+        outcome = score(services, spec, body, principal, client)
+        if isinstance(outcome, Answered):
+            return Response(envelope_json(outcome.run, cached=outcome.cached), media_type="application/json")
+        return job_response(outcome.job, 202)
 
     endpoint.__name__ = f"score_{_slug(spec)}"
-    endpoint.__doc__ = f"{spec.summary}\n\nPrimary metric: {spec.primary_metric}. Paper: {spec.paper}"
+    endpoint.__doc__ = (
+        f"{spec.summary}\n\nPrimary metric: {spec.primary_metric}. Cost unit: {spec.cost_unit}; synchronous "
+        f"budget {spec.sync_budget:g} (above it: 202 and a job), hard cap {spec.hard_cap:g}. Paper: {spec.paper}"
+    )
     return endpoint
 
 
@@ -119,7 +116,7 @@ def build_router() -> APIRouter:
             response_model=typed_envelope(f"{_slug(spec)}_score_run", ScoreOutcome),
             summary=spec.summary,
             operation_id=f"score_{_slug(spec)}",
-            responses=responses(*COMMON, Unauthorized, Forbidden),
+            responses=responses(*COMMON, Unauthorized, Forbidden, QuotaExceeded, Unavailable) | ABOVE_BUDGET,
         )
 
     @router.post("/{name}/score", responses=responses(NotFound, 500), include_in_schema=False)

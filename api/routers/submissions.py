@@ -60,6 +60,7 @@ class ItemScoreOut(BaseModel):
 class ItemScores(BaseModel):
     submission_id: str
     answer_key_version: int
+    metric: str
     items: list[ItemScoreOut]
 
 
@@ -112,10 +113,16 @@ def get_submission(submission_id: str, caller: KeyHolder, services: ServicesDep)
     return submissions.get(services, caller, submission_id)
 
 
-@router.get("/v1/submissions/{submission_id}/items", response_model=ItemScores, responses=responses(*OWNER, 500))
-def get_item_scores(submission_id: str, caller: KeyHolder, services: ServicesDep) -> dict[str, Any]:
-    """Per-item scores of the latest scoring (public items for the owner; every item for admins)."""
-    return submissions.item_scores(services, caller, submission_id)
+@router.get("/v1/submissions/{submission_id}/items", response_model=ItemScores, responses=responses(*OWNER, 422, 500))
+def get_item_scores(
+    submission_id: str,
+    caller: KeyHolder,
+    services: ServicesDep,
+    metric: Annotated[str | None, Query(max_length=64, description="A metric with per-item values.")] = None,
+) -> dict[str, Any]:
+    """Per-item values of ``metric`` (default the primary; one of the scorer's ``paired_tests``) in the latest
+    scoring (public items for the owner; every item for admins). Items without a value are absent."""
+    return submissions.item_scores(services, caller, submission_id, metric)
 
 
 @router.delete("/v1/submissions/{submission_id}", response_model=SubmissionOut, responses=responses(*OWNER, 500))

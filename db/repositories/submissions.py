@@ -61,9 +61,9 @@ def insert_scoring(
     details: str,
     when: datetime,
     scores: Sequence[ScoreRow],
-    item_scores: Iterable[tuple[str, str, float]],
+    item_scores: Iterable[tuple[str, str, str, float]],
 ) -> int:
-    """One scoring with its metric rows and per-item rows (``(split, item_id, value)``), bulk-inserted."""
+    """One scoring with its metric rows and per-item rows (``(split, item_id, metric, value)``), bulk-inserted."""
     scoring_id = conn.execute(
         Scoring.__table__.insert()
         .values(
@@ -81,14 +81,16 @@ def insert_scoring(
     return scoring_id
 
 
-def insert_item_scores(conn: Connection, scoring_id: int, rows: Iterable[tuple[str, str, float]]) -> int:
-    """Bulk insert inside the caller's transaction: driver-level executemany of plain tuples in chunks (the
-    per-row dict and bind processing of Core costs half the rate here). Returns the row count."""
+def insert_item_scores(conn: Connection, scoring_id: int, rows: Iterable[tuple[str, str, str, float]]) -> int:
+    """Bulk insert of ``(split, item_id, metric, value)`` rows inside the caller's transaction: driver-level
+    executemany of plain tuples in chunks (the per-row dict and bind processing of Core costs half the rate
+    here). Returns the row count."""
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    sql = f"INSERT INTO item_score (scoring_id, split, item_id, value) VALUES ({mark}, {mark}, {mark}, {mark})"
+    marks = ", ".join([mark] * 5)
+    sql = f"INSERT INTO item_score (scoring_id, split, item_id, metric, value) VALUES ({marks})"
     count = 0
     it = iter(rows)
-    while chunk := [(scoring_id, s, i, float(v)) for s, i, v in itertools.islice(it, 50_000)]:
+    while chunk := [(scoring_id, s, i, m, float(v)) for s, i, m, v in itertools.islice(it, 50_000)]:
         conn.exec_driver_sql(sql, chunk)
         count += len(chunk)
     return count
@@ -153,10 +155,13 @@ def scores(conn: Connection, scoring_id: int, splits: Sequence[str]) -> list[Sco
     return [ScoreRow(*r) for r in conn.execute(stmt)]
 
 
-def item_scores(conn: Connection, scoring_id: int, splits: Sequence[str]) -> list[tuple[str, str, float]]:
+def item_scores(
+    conn: Connection, scoring_id: int, splits: Sequence[str], metric: str
+) -> list[tuple[str, str, float]]:
+    """``(split, item_id, value)`` of one metric's per-item scores of a scoring, in insertion order."""
     stmt = (
         select(ItemScore.split, ItemScore.item_id, ItemScore.value)
-        .where(ItemScore.scoring_id == scoring_id, ItemScore.split.in_(splits))
+        .where(ItemScore.scoring_id == scoring_id, ItemScore.metric == metric, ItemScore.split.in_(splits))
         .order_by(ItemScore.id)
     )
     return [(r[0], r[1], r[2]) for r in conn.execute(stmt)]

@@ -385,6 +385,19 @@ def _odds(items: list[AnswerKeyItem], answers: list[Any], params: Params) -> tup
     return correct, scores, breakdown
 
 
+COST_UNIT = "items (answer key plus predictions)"
+SYNC_BUDGET = 2e5
+"""Items scored in about 1 s (bench/scorer_costs.py)."""
+HARD_CAP = 2e6
+PAIRED_TESTS = {"directed_accuracy": "mcnemar"}
+"""Per-item values are 0/1 correctness flags: exact McNemar."""
+
+
+def cost(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], params: Params) -> float:
+    """Answer-key plus prediction items (``COST_UNIT``)."""
+    return float(len(key_items) + len(pred_items))
+
+
 SPEC = register(
     ScorerSpec(
         name="stakebench",
@@ -400,6 +413,10 @@ SPEC = register(
         metrics=METRICS,
         primary_metric="directed_accuracy",
         score=score,
-        cost=lambda n_key, n_pred: float(n_key + n_pred),
+        cost=cost,
+        cost_unit=COST_UNIT,
+        sync_budget=SYNC_BUDGET,
+        hard_cap=HARD_CAP,
+        paired_tests=PAIRED_TESTS,
     )
 )

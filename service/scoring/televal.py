@@ -496,6 +496,32 @@ def _caption_trap(
     return out
 
 
+COST_UNIT = "characters of answer, query and reference text, plus 100 per item"
+SYNC_BUDGET = 2e7
+"""Cost units scored in about 1 s (bench/scorer_costs.py)."""
+HARD_CAP = 2e8
+PER_ITEM_CHARS = 100
+PAIRED_TESTS = {"overall": "bootstrap"}
+"""Per-item values are 0-100 item scores: graded, so the paired bootstrap."""
+
+
+def _ref_chars(ref: object) -> int:
+    if isinstance(ref, str):
+        return len(ref)
+    if isinstance(ref, AllOf):
+        return sum(map(len, ref.all))
+    if isinstance(ref, list):
+        return sum(map(_ref_chars, ref))
+    return 0
+
+
+def cost(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], params: Params) -> float:
+    """Characters matched (``COST_UNIT``): answers, queries and references, plus ``PER_ITEM_CHARS`` per item."""
+    chars = sum(len(p.pred_text or "") for p in pred_items)
+    chars += sum(len(k.query or "") + _ref_chars(k.ref) for k in key_items)
+    return float(chars + PER_ITEM_CHARS * (len(key_items) + len(pred_items)))
+
+
 SPEC = register(
     ScorerSpec(
         name="televal",
@@ -510,6 +536,10 @@ SPEC = register(
         metrics=METRICS,
         primary_metric="overall",
         score=score,
-        cost=lambda n_key, n_pred: float(n_key + 4 * n_pred),
+        cost=cost,
+        cost_unit=COST_UNIT,
+        sync_budget=SYNC_BUDGET,
+        hard_cap=HARD_CAP,
+        paired_tests=PAIRED_TESTS,
     )
 )

@@ -173,5 +173,10 @@ SPEC = register(
         metrics=METRICS,
         primary_metric="iou",
         score=score,
+        cost=cost,
+        cost_unit=COST_UNIT,
+        sync_budget=SYNC_BUDGET,
+        hard_cap=HARD_CAP,
+        paired_tests=PAIRED_TESTS,
     )
 )

@@ -423,6 +423,19 @@ def _categories(key_items: Sequence[AnswerKeyItem], task: np.ndarray, gold: np.n
     return out
 
 
+COST_UNIT = "items (answer key plus predictions)"
+SYNC_BUDGET = 2e5
+"""Items scored in about 1 s (bench/scorer_costs.py)."""
+HARD_CAP = 2e6
+PAIRED_TESTS = {"all_avg": "bootstrap"}
+"""Per-item values are 0-100 task scores: graded, so the paired bootstrap."""
+
+
+def cost(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], params: Params) -> float:
+    """Answer-key plus prediction items (``COST_UNIT``)."""
+    return float(len(key_items) + len(pred_items))
+
+
 SPEC = register(
     ScorerSpec(
         name="vimu",
@@ -437,6 +450,10 @@ SPEC = register(
         metrics=METRICS,
         primary_metric="all_avg",
         score=score,
-        cost=lambda n_key, n_pred: float(n_key + n_pred),
+        cost=cost,
+        cost_unit=COST_UNIT,
+        sync_budget=SYNC_BUDGET,
+        hard_cap=HARD_CAP,
+        paired_tests=PAIRED_TESTS,
     )
 )

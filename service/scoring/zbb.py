@@ -230,5 +230,10 @@ SPEC = register(
         metrics=METRICS,
         primary_metric="correctness",
         score=score,
+        cost=cost,
+        cost_unit=COST_UNIT,
+        sync_budget=SYNC_BUDGET,
+        hard_cap=HARD_CAP,
+        paired_tests=PAIRED_TESTS,
     )
 )

@@ -11,7 +11,7 @@ from service.stats.bootstrap import (
 from service.stats.cluster import cluster_robust_se, factorize
 from service.stats.intervals import binomial_se, mean_stderr, wilson, wilson_interval, z_value
 from service.stats.multiple import holm
-from service.stats.paired import mcnemar, mcnemar_exact, paired_bootstrap
+from service.stats.paired import mcnemar, mcnemar_exact, paired_bootstrap, wilcoxon_signed_rank
 from service.stats.tails import (
     binom_tail_ge,
     binom_two_sided,
@@ -40,6 +40,7 @@ __all__ = [
     "poisson_binomial_tail_ge",
     "poisson_binomial_tail_le",
     "poisson_binomial_two_sided",
+    "wilcoxon_signed_rank",
     "wilson",
     "wilson_interval",
     "z_value",

@@ -96,7 +96,8 @@ def test_invalid_jobs_are_refused(immediate: TestClient) -> None:
     r = immediate.post("/v1/jobs", json=job_body(steps=0))
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "params", "steps"]
     assert immediate.post("/v1/jobs", json={**job_body(), "extra": 1}).status_code == 422
-    assert immediate.post("/v1/jobs", json={"kind": "scorer", "name": NAME, "params": {}}).status_code == 422
+    assert immediate.post("/v1/jobs", json={"kind": "scorer", "name": NAME, "params": {}}).status_code == 404
+    assert immediate.post("/v1/jobs", json={"kind": "rescore", "name": NAME, "params": {}}).status_code == 422
     assert immediate.get("/v1/jobs/does-not-exist").status_code == 404
 
 

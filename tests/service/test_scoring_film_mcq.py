@@ -25,10 +25,11 @@ def fixture_items():
     return _load("film_mcq_key.json", fm.AnswerKeyItem), _load("film_mcq_predictions.json", fm.PredictionItem)
 
 
-def test_registered_spec():
+def test_registered_spec(fixture_items):
     spec = SCORERS["film_mcq"]
     assert spec is fm.SPEC and spec.primary_metric in spec.metrics
-    assert spec.cost(10, 12) == 22.0  # n_key + n_pred
+    key, pred = fixture_items
+    assert spec.cost(key, pred, fm.Params()) == len(key) + len(pred)
 
 
 def test_spec_synthetic_example(fixture_items):

@@ -33,6 +33,8 @@ def upgrade() -> None:
             ),
             {"metric": metric, "scorer": name},
         )
+    with op.batch_alter_table("item_score", schema=None) as batch_op:
+        batch_op.alter_column("metric", existing_type=sa.String(length=64), server_default=None)
 
     with op.batch_alter_table("answer_key_version", schema=None) as batch_op:
         batch_op.drop_constraint("uq_answer_key_version_benchmark_sha256", type_="unique")
