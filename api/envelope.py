@@ -21,6 +21,9 @@ class RunEnvelope(BaseModel):
     cached: bool
     duration_ms: float
     created_at: datetime
+    artifacts: list[str] = Field(
+        description="Names of files stored with the run (e.g. trained weights): GET /v1/runs/{id}/artifacts/{name}."
+    )
     result: dict[str, Any]
 
 
@@ -40,5 +43,6 @@ def envelope_json(row: RunRow, *, cached: bool) -> bytes:
         "cached": cached,
         "duration_ms": row.duration_ms,
         "created_at": utc_iso(row.created_at),
+        "artifacts": list(row.artifacts),
     }
     return (json.dumps(head, separators=(",", ":"))[:-1] + ',"result":' + row.result + "}").encode()

@@ -1,8 +1,10 @@
 """The run store: canonical params and their hash (the cache key), the per-process LRU of immutable runs,
-computing and storing a run, and reading stored runs."""
+computing and storing a run with the artifacts its result carries (``artifact_blobs()``), and reading stored runs
+and their artifacts."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import threading
@@ -15,9 +17,12 @@ from typing import TYPE_CHECKING, Any
 from weakref import WeakKeyDictionary
 
 from pydantic import BaseModel, ValidationError
+from sqlalchemy import Connection
 
 from db.engine import Engines
+from db.repositories import artifacts as artifacts_repo
 from db.repositories import runs as runs_repo
+from db.repositories.artifacts import NewArtifact, StoredArtifact
 from db.repositories.runs import RunRow
 from service.errors import Degenerate
 from usecases.api_keys import Principal
@@ -66,6 +71,12 @@ def remembered_run(engines: Engines, key: CacheKey) -> RunRow | None:
         return row
 
 
+def _with_artifacts(conn: Connection, rows: list[RunRow]) -> list[RunRow]:
+    """The rows with the names of their stored artifacts."""
+    names = artifacts_repo.names(conn, [r.id for r in rows])
+    return [dataclasses.replace(r, artifacts=tuple(names[r.id])) if r.id in names else r for r in rows]
+
+
 def stored_run(engines: Engines, key: CacheKey) -> RunRow | None:
     """The run with this cache key: from this process's LRU, else from the database (then remembered)."""
     row = remembered_run(engines, key)
@@ -73,11 +84,42 @@ def stored_run(engines: Engines, key: CacheKey) -> RunRow | None:
         return row
     with engines.read.connect() as conn:
         row = runs_repo.find_cached(conn, *key)
-    return remember(engines, row) if row is not None else None
+        if row is None:
+            return None
+        (row,) = _with_artifacts(conn, [row])
+    return remember(engines, row)
 
 
-def compute(produce: Callable[[], Any]) -> tuple[str, float]:
-    """Call ``produce`` and return (result JSON, duration in ms); a non-finite result is ``Degenerate``."""
+ARTIFACT_MEDIA_TYPES = {b"PK\x03\x04": "application/x-npz"}
+"""Media type of an artifact by its leading bytes (an npz is a zip archive); anything else is octet-stream."""
+
+
+def _artifacts(result: Any) -> list[NewArtifact]:
+    """The blobs a result carries beside its JSON (``result.artifact_blobs()``: name → bytes), hashed and typed."""
+    blobs: dict[str, bytes] = result.artifact_blobs() if hasattr(result, "artifact_blobs") else {}
+    return [
+        NewArtifact(
+            name=name,
+            sha256=hashlib.sha256(data).hexdigest(),
+            media_type=ARTIFACT_MEDIA_TYPES.get(bytes(data[:4]), "application/octet-stream"),
+            data=bytes(data),
+        )
+        for name, data in sorted(blobs.items())
+    ]
+
+
+@dataclasses.dataclass(frozen=True)
+class Computed:
+    """A computed result: its JSON text, duration and the artifacts to store with it."""
+
+    result_json: str
+    duration_ms: float
+    artifacts: list[NewArtifact]
+
+
+def compute(produce: Callable[[], Any]) -> Computed:
+    """Call ``produce`` and return its result JSON, duration in ms and artifacts; a non-finite result is
+    ``Degenerate``."""
     start = time.perf_counter()
     try:
         result = produce()
@@ -86,14 +128,16 @@ def compute(produce: Callable[[], Any]) -> tuple[str, float]:
             raise Degenerate("the result is not finite for these parameters") from exc
         raise
     duration_ms = (time.perf_counter() - start) * 1000.0
-    return result.model_dump_json(), duration_ms
+    return Computed(result.model_dump_json(), duration_ms, _artifacts(result))
 
 
 def store_run(
-    engines: Engines, key: CacheKey, params_json: str, result_json: str, duration_ms: float, api_key_id: str | None
+    engines: Engines, key: CacheKey, params_json: str, computed: Computed, api_key_id: str | None
 ) -> tuple[RunRow, bool]:
-    """Insert the run; returns (stored row, inserted?). A concurrent identical run wins and is returned."""
+    """Insert the run and its artifacts in one transaction; returns (stored row, inserted?). A concurrent
+    identical run wins and is returned (with its own artifacts)."""
     kind, name, version, params_sha256 = key
+    now = datetime.now(UTC)
     row = RunRow(
         seq=0,
         id=str(uuid.uuid4()),
@@ -103,13 +147,16 @@ def store_run(
         code_version=CODE_VERSION,
         params=params_json,
         params_sha256=params_sha256,
-        result=result_json,
-        duration_ms=round(duration_ms, 3),
-        created_at=datetime.now(UTC),
+        result=computed.result_json,
+        duration_ms=round(computed.duration_ms, 3),
+        created_at=now,
         api_key_id=api_key_id,
     )
     with engines.write.begin() as conn:
         stored = runs_repo.insert(conn, row)
+        if stored.id == row.id:
+            artifacts_repo.insert_many(conn, stored.id, computed.artifacts, now)
+        (stored,) = _with_artifacts(conn, [stored])
     return remember(engines, stored), stored.id == row.id
 
 
@@ -117,8 +164,7 @@ def compute_and_store(
     engines: Engines, key: CacheKey, params_json: str, produce: Callable[[], Any], api_key_id: str | None
 ) -> tuple[RunRow, bool]:
     """Return (run, cached): a new run from ``produce()``, or the identical run a concurrent call stored first."""
-    result_json, duration_ms = compute(produce)
-    stored, inserted = store_run(engines, key, params_json, result_json, duration_ms, api_key_id)
+    stored, inserted = store_run(engines, key, params_json, compute(produce), api_key_id)
     return stored, not inserted
 
 
@@ -154,14 +200,30 @@ def list_runs(
     owner = _owner_filter(services, principal)
     with services.engines.read.connect() as conn:
         rows = runs_repo.list_page(conn, kind=kind, name=name, limit=limit + 1, before_seq=before_seq, **owner)
-    page = rows[:limit]
+        page = _with_artifacts(conn, rows[:limit])
     return page, (page[-1].seq if len(rows) > limit else None)
 
 
-def get_run(services: Services, principal: Principal | None, run_id: str) -> RunRow:
+def _visible(conn: Connection, services: Services, principal: Principal | None, run_id: str) -> RunRow:
     owner = _owner_filter(services, principal)
-    with services.engines.read.connect() as conn:
-        row = runs_repo.get(conn, run_id)
+    row = runs_repo.get(conn, run_id)
     if row is None or (owner.get("only_key") and row.api_key_id != owner["api_key_id"]):
         raise NotFound(f"no run {run_id!r}")
     return row
+
+
+def get_run(services: Services, principal: Principal | None, run_id: str) -> RunRow:
+    """One stored run with its artifact names (with ``REQUIRE_KEYS``: the key's own runs, or any for an admin)."""
+    with services.engines.read.connect() as conn:
+        (row,) = _with_artifacts(conn, [_visible(conn, services, principal, run_id)])
+    return row
+
+
+def get_artifact(services: Services, principal: Principal | None, run_id: str, name: str) -> StoredArtifact:
+    """One artifact of a run the caller may see (the visibility of ``get_run``)."""
+    with services.engines.read.connect() as conn:
+        _visible(conn, services, principal, run_id)
+        artifact = artifacts_repo.load(conn, run_id, name)
+    if artifact is None:
+        raise NotFound(f"run {run_id!r} has no artifact {name!r}")
+    return artifact

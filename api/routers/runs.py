@@ -3,7 +3,7 @@
 import json
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Path, Query, Response
 from pydantic import BaseModel
 
 from api.auth import OptionalCaller
@@ -48,3 +48,31 @@ def get_run(run_id: str, principal: OptionalCaller, services: ServicesDep) -> Re
     return Response(
         envelope_json(runs.get_run(services, principal, run_id), cached=True), media_type="application/json"
     )
+
+
+@router.get(
+    "/{run_id}/artifacts/{name}",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "The artifact's bytes (an npz archive: application/x-npz).",
+            "content": {"application/x-npz": {}, "application/octet-stream": {}},
+        }
+    }
+    | responses(Unauthorized, NotFound, 500),
+)
+def get_artifact(
+    run_id: str,
+    name: Annotated[str, Path(max_length=64, description="An artifact name listed in the run's `artifacts`.")],
+    principal: OptionalCaller,
+    services: ServicesDep,
+) -> Response:
+    """A file stored with the run (for instance ``weights`` of ``sae.hierarchical_train``), visible like the run."""
+    artifact = runs.get_artifact(services, principal, run_id, name)
+    suffix = ".npz" if artifact.media_type == "application/x-npz" else ""
+    headers = {
+        "ETag": f'"{artifact.sha256}"',
+        "Content-Disposition": f'attachment; filename="{name}{suffix}"',
+        "Cache-Control": "private, max-age=31536000, immutable",
+    }
+    return Response(artifact.data, media_type=artifact.media_type, headers=headers)

@@ -25,9 +25,11 @@ class RunRow:
     duration_ms: float
     created_at: datetime
     api_key_id: str | None
+    artifacts: tuple[str, ...] = ()
+    """Names of the run's stored artifacts (table ``run_artifact``; filled in by the use-case layer)."""
 
 
-_COLUMNS = [getattr(Run, f) for f in RunRow.__dataclass_fields__]
+_COLUMNS = [getattr(Run, f) for f in RunRow.__dataclass_fields__ if f != "artifacts"]
 
 
 def _row(r: object) -> RunRow:
@@ -56,7 +58,7 @@ def get(conn: Connection, run_id: str) -> RunRow | None:
 
 def insert(conn: Connection, row: RunRow) -> RunRow:
     """Insert ``row``; if an identical cache key won the race, return the stored run instead."""
-    values = {k: v for k, v in row.__dict__.items() if k != "seq"}
+    values = {k: v for k, v in row.__dict__.items() if k not in ("seq", "artifacts")}
     try:
         with conn.begin_nested():
             conn.execute(Run.__table__.insert().values(**values))

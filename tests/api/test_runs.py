@@ -30,6 +30,7 @@ def test_envelope_and_cache_hit(client: TestClient) -> None:
         "cached",
         "duration_ms",
         "created_at",
+        "artifacts",
         "result",
     }
     assert (run["kind"], run["name"], run["cached"]) == ("estimator", "minhash.variance", False)
