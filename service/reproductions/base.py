@@ -43,6 +43,13 @@ class Reproduction:
     unavailable: str = ""
     """Why the claim cannot be checked here (``not_reproducible``); empty when it can."""
     notes: tuple[str, ...] = field(default=())
+    quick: bool = True
+    """The check finishes in a few seconds (the test suite runs it; the slow ones run in ``make reproduce``)."""
+
+
+def verdict(ok: bool) -> Verdict:
+    """``reproduced`` when the judge's conditions hold, else ``not_reproduced``."""
+    return "reproduced" if ok else "not_reproduced"
 
 
 def status_of(entry: Reproduction, registered: set[str]) -> Status:

@@ -3,6 +3,7 @@
 from functools import cache
 
 from service.reproductions import benchmark_checks as bench
+from service.reproductions import dynamics_checks as dyn
 from service.reproductions import estimator_checks as est
 from service.reproductions.base import Reproduction
 
@@ -28,22 +29,31 @@ def catalog() -> tuple[Reproduction, ...]:
         Reproduction(
             "hyperconnections",
             "Token dynamics of Transformers with hyper-connections",
-            "A one-stream hyper-connection loses stability at a_r = 1 (0.5 causal) and a Hopf crossing appears "
-            "at s = 0 with frequency 1.",
+            "A one-stream hyper-connection loses stability at a_r = 1 in a pitchfork (at 1 − αβμ = 0.5 with "
+            "V = +I/2), and two streams have a Hopf crossing at s = 0 with frequency 1.",
             requires=("hyperconnections.token_dynamics",),
+            steps=dyn.HC_STEPS,
+            judge=dyn.hyperconnections_judge,
+            plot=dyn.hyperconnections_plot,
         ),
         Reproduction(
             "unrolling",
             "The curse of unrolling: Jacobian error of differentiated iterations",
             "The unrolled Jacobian's error first grows, peaking near k0 + 1/ln(1/rho), before it converges.",
             requires=("unrolling.jacobian_error",),
+            steps=dyn.unrolling_steps(),
+            judge=dyn.unrolling_judge,
+            plot=dyn.unrolling_plot,
         ),
         Reproduction(
             "snn-threshold",
             "Hard-threshold tails in spiking-network gradient estimators",
             "Surrogate and LocalZO gradients mismatch the smoothed objective's gradient in proportion to the "
             "membrane potential mass near the threshold.",
-            requires=("snn.threshold_tail", "snn.gradient_mismatch"),
+            requires=("snn.gradient_mismatch",),
+            steps=dyn.SNN_STEPS,
+            judge=dyn.snn_judge,
+            plot=dyn.snn_plot,
         ),
         Reproduction(
             "moead-omm",
@@ -59,13 +69,19 @@ def catalog() -> tuple[Reproduction, ...]:
             "axial-slr",
             "Axial attention in single-location regression",
             "The axial predictor reaches the oracle risk where its simplified variants do not.",
-            requires=("axial_slr.risk", "axial_slr.pgd"),
+            requires=("axial_slr.risk",),
+            steps=dyn.AXIAL_STEPS,
+            judge=dyn.axial_judge,
+            plot=dyn.axial_plot,
         ),
         Reproduction(
             "predictive-coding",
             "Predictive coding versus backpropagation: target alignment",
             "For single samples, predictive coding's update aligns better with the target than backpropagation's.",
             requires=("predictive_coding.target_alignment",),
+            steps=dyn.PC_STEPS,
+            judge=dyn.predictive_coding_judge,
+            plot=dyn.predictive_coding_plot,
         ),
         Reproduction(
             "layer-patching",
