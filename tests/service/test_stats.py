@@ -352,3 +352,158 @@ def test_deep_tails_keep_their_relative_precision():
     assert poisson_binomial_tail_ge(300, p) != pytest.approx(3.7e-46, rel=1e-6, abs=0)
     assert binom_tail_ge(200, 200, 0.25) == pytest.approx(0.25**200, rel=1e-12, abs=0)  # 3.9e-121
     assert poisson_binomial_tail_le(0, p) == pytest.approx(math.exp(float(np.log1p(-p).sum())), rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize(
+    ("call", "loc"),
+    [
+        (lambda: bootstrap_means([], 10, np.random.default_rng(0)), ("x",)),
+        (lambda: cluster_robust_se([1.0, 0.0], [0]), ("clusters",)),
+        (lambda: cluster_robust_se([1.0, 0.0], [0, 0]), ("clusters",)),
+        (lambda: binomial_se(1, 0), ("n",)),
+        (lambda: mean_stderr([1.0]), ("x",)),
+        (lambda: mcnemar([1, 0], [1]), ("b",)),
+        (lambda: mcnemar_exact(-1, 3), ("b",)),
+        (lambda: mcnemar_exact(3, -1), ("b",)),
+        (lambda: paired_bootstrap([], [], 10), ("b",)),
+        (lambda: poisson_binomial_tail_ge(1, [0.5, 0.5], [1]), ("counts",)),
+        (lambda: poisson_binomial_tail_ge(1, [0.5], [-1]), ("counts",)),
+        (lambda: poisson_binomial_tail_ge(1, [0.5, float("nan")]), ("probs",)),
+        (lambda: poisson_binomial_tail_ge(1, [-0.1]), ("probs",)),
+    ],
+)
+def test_degenerate_inputs_name_their_argument(call, loc):
+    with pytest.raises(Degenerate) as err:
+        call()
+    assert err.value.loc == loc
+
+
+def test_check_budget_names_the_given_field():
+    with pytest.raises(InvalidInput) as err:
+        check_budget(10_001, 1, ("params", "B"))
+    assert err.value.loc == ("params", "B")
+    check_budget(1, 50_000_000)  # B·n exactly at the budget is accepted
+
+
+def test_defaults_are_the_documented_ones():
+    x = np.random.default_rng(20).normal(size=200)
+    assert bootstrap_mean_ci(x, 300) == bootstrap_mean_ci(x, 300, seed=0, confidence=0.95)
+    assert paired_bootstrap(x, x[::-1], 300) == paired_bootstrap(x, x[::-1], 300, seed=0, confidence=0.95)
+    reps = np.arange(1001.0)
+    assert percentile_interval(reps) == pytest.approx((25.0, 975.0), rel=1e-12, abs=0)
+    assert [v.tolist() for v in wilson_interval([3], [7])] == [[w] for w in wilson(3, 7, 0.95)]
+    # a non-default level reaches the interval: z(0.8) = 1.281552
+    z = 1.2815515655446004
+    centre = (0.5 + z * z / 20) / (1 + z * z / 10)
+    half = z / (1 + z * z / 10) * math.sqrt(0.025 + z * z / 400)
+    assert wilson(5, 10, 0.8) == pytest.approx((centre - half, centre + half), rel=1e-12, abs=0)
+
+
+def test_one_and_two_resamples():
+    x = np.random.default_rng(21).normal(size=50)
+    assert bootstrap_mean_ci(x, 1)[2] == 0.0  # one replicate: no spread
+    assert paired_bootstrap(x, x + 1.0, 1)["se"] == 0.0
+    reps = bootstrap_means(x, 2, np.random.default_rng(0))
+    assert bootstrap_mean_ci(x, 2)[2] == pytest.approx(abs(reps[0] - reps[1]) / math.sqrt(2), rel=1e-12, abs=0)
+    d = x - x[::-1]
+    reps = bootstrap_means(d, 2, np.random.default_rng(0))
+    assert paired_bootstrap(x, x[::-1], 2)["se"] == pytest.approx(abs(reps[0] - reps[1]) / math.sqrt(2), rel=1e-12)
+
+
+def test_bootstrap_draws_are_the_documented_streams():
+    """The three draws of the module docstring, reproduced from the same seed (results are bit-for-bit stable)."""
+    n, b = 96, 50
+    values = np.array([0.0, 0.5, 1.0])  # m = 3 = n // 32: the multinomial path
+    x = np.resize(values, n)
+    rng = np.random.default_rng(3)
+    expected = (rng.multinomial(n, np.full(3, 1 / 3), size=b) @ values) / n
+    assert bootstrap_means(x, b, np.random.default_rng(3)).tolist() == expected.tolist()
+    x4 = np.resize(np.array([0.0, 0.5, 1.0, 2.0]), n)  # m = 4 > n // 32: index resampling
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, n, size=(b, n), dtype=np.int32)
+    assert bootstrap_means(x4, b, np.random.default_rng(3)).tolist() == (np.take(x4, idx).sum(axis=1) / n).tolist()
+    # several chunks of 262 144 // n rows each, int32 draws
+    y = np.random.default_rng(4).normal(size=1000)
+    rng = np.random.default_rng(5)
+    chunks = [
+        np.take(y, rng.integers(0, 1000, size=(r, 1000), dtype=np.int32)).sum(axis=1) / 1000 for r in (262, 262, 76)
+    ]
+    assert bootstrap_means(y, 600, np.random.default_rng(5)).tolist() == np.concatenate(chunks).tolist()
+    binary = np.resize([0.0, 1.0], 10)
+    rng = np.random.default_rng(6)
+    assert bootstrap_means(binary, 20, np.random.default_rng(6)).tolist() == (rng.binomial(10, 0.5, 20) / 10).tolist()
+
+
+def test_small_sample_edges():
+    assert float(binomial_se(1, 1)) == 0.0 and float(binomial_se(1, 2)) == pytest.approx(math.sqrt(0.125))
+    assert mean_stderr([1.0, 0.0]) == pytest.approx(0.5, rel=1e-12, abs=0)  # sd 0.7071 / sqrt 2
+    out = paired_bootstrap([1.0], [0.0], 5)
+    assert out["mean_diff"] == 1.0 and out["se"] == 0.0 and out["p_value"] == 0.0
+    assert mcnemar_exact(0, 3) == 0.25 and mcnemar_exact(3, 0) == 0.25  # 2 · (1/2)³
+    with pytest.raises(Degenerate):
+        cluster_robust_se(np.ones((2, 3)), np.zeros((2, 3), dtype=np.int64))  # equal shapes, not vectors
+
+
+def test_wilson_is_exact_at_zero_and_at_n_and_positive_at_one():
+    n = np.arange(1, 3001)
+    low, _ = wilson_interval(np.zeros(n.size), n)
+    _, high = wilson_interval(n, n)
+    assert np.all(low == 0.0) and np.all(high == 1.0)  # the formula leaves 1e-17 off in 40% of these
+    z = 1.959963984540054
+    centre = (0.1 + z * z / 20) / (1 + z * z / 10)
+    half = z / (1 + z * z / 10) * math.sqrt(0.009 + z * z / 400)
+    assert wilson(1, 10)[0] == pytest.approx(centre - half, rel=1e-12, abs=0)  # 0.017875
+    assert wilson(1, 10)[0] > 0.0178
+
+
+def _two_binomial_pmf(n1: int, p1: float, n2: int, p2: float) -> np.ndarray:
+    """Exact law of Bin(n1, p1) + Bin(n2, p2) by a direct convolution of the two pmfs."""
+    from scipy.stats import binom
+
+    return np.convolve(binom.pmf(np.arange(n1 + 1), n1, p1), binom.pmf(np.arange(n2 + 1), n2, p2))
+
+
+def test_poisson_binomial_two_large_groups_against_a_direct_convolution():
+    pmf = _two_binomial_pmf(6000, 0.25, 4000, 0.2)  # mean 2300, sd 41: windows start far from 0
+    for k in (2300, 2420, 2600):
+        assert poisson_binomial_tail_ge(k, [0.25, 0.2], [6000, 4000]) == pytest.approx(pmf[k:].sum(), rel=1e-9, abs=0)
+        assert poisson_binomial_tail_le(k, [0.25, 0.2], [6000, 4000]) == pytest.approx(
+            pmf[: k + 1].sum(), rel=1e-9, abs=0
+        )
+        expected = min(1.0, pmf[pmf <= pmf[k] * (1 + 1e-7)].sum())
+        assert poisson_binomial_two_sided(k, [0.25, 0.2], [6000, 4000]) == pytest.approx(expected, rel=1e-9, abs=0)
+
+
+def test_poisson_binomial_two_groups_small():
+    # S = Bernoulli(1/2) + Bernoulli(1/4): P(0, 1, 2) = 3/8, 1/2, 1/8
+    assert poisson_binomial_tail_ge(2, [0.5, 0.25]) == pytest.approx(0.125, rel=1e-14, abs=0)
+    assert poisson_binomial_tail_ge(1, [0.5, 0.25]) == pytest.approx(0.625, rel=1e-14, abs=0)
+    assert poisson_binomial_tail_le(0, [0.5, 0.25]) == pytest.approx(0.375, rel=1e-14, abs=0)
+    assert poisson_binomial_two_sided(2, [0.5, 0.25]) == pytest.approx(0.125, rel=1e-12, abs=0)
+    assert poisson_binomial_two_sided(0, [0.5, 0.25]) == pytest.approx(0.5, rel=1e-12, abs=0)
+    # two sure successes in front: the same law shifted by 2
+    assert poisson_binomial_two_sided(4, [1.0, 1.0, 0.5, 0.25]) == pytest.approx(0.125, rel=1e-12, abs=0)
+    assert poisson_binomial_two_sided(2, [1.0, 1.0, 0.5, 0.25]) == pytest.approx(0.5, rel=1e-12, abs=0)
+    assert poisson_binomial_two_sided(3, [1.0, 1.0, 0.5, 0.25]) == 1.0
+    # only certain and impossible trials: S = 2 surely
+    assert poisson_binomial_two_sided(2, [1.0, 1.0, 0.0]) == 1.0
+    assert poisson_binomial_two_sided(1, [1.0, 1.0, 0.0]) == 0.0
+    # a zero count is allowed and contributes nothing
+    assert poisson_binomial_tail_ge(1, [0.5, 0.3], [2, 0]) == pytest.approx(0.75, rel=1e-14, abs=0)
+
+
+def test_poisson_binomial_grouped_lower_tail_and_far_two_sided():
+    flat = [0.25] * 60 + [0.2] * 40
+    assert poisson_binomial_tail_le(20, [0.25, 0.2], [60, 40]) == pytest.approx(
+        poisson_binomial_tail_le(20, flat), rel=1e-12, abs=0
+    )
+    # k far beyond the computed window: the doubled one-sided tail
+    k = 90
+    far = poisson_binomial_two_sided(k, [0.25, 0.2], [60, 40])
+    assert far == pytest.approx(
+        2 * min(poisson_binomial_tail_ge(k, flat), poisson_binomial_tail_le(k, flat)), rel=1e-12, abs=0
+    )
+    lp = _log_pmf_dp(np.array(flat))
+    assert far == pytest.approx(2 * np.exp(logsumexp(lp[k:])), rel=1e-9, abs=0)  # about 1e-41
+    assert poisson_binomial_tail_ge(0, [0.25, 0.2, 0.5], [60, 40, 7]) == 1.0  # k <= 0: certain, exactly
+    assert poisson_binomial_tail_ge(-3, [1 / k for k in (4, 4, 5, 5, 2)]) == 1.0
