@@ -1,20 +1,19 @@
 """Scorer benchmarks (issue 12): segmentation masks and HD95 (U-Bench), caption metrics (3D scene understanding).
 
 (1) 64 masks of 1024 × 1024 scored over HTTP from npy uploads against the same masks sent as JSON lists
-    (``bench_masks_http_npy_vs_json``; needs ``--url`` of a running server whose array resolution reaches
-    references inside lists; until then the row says PENDING with the server's answer);
+    (``bench_masks_http_npy_vs_json``; needs ``--url`` of a running server; the row says PENDING with the
+    server's answer if it refuses the references);
 (2) our HD95 against medpy's ``hd95`` on the same 64 masks (target >= 2x faster, values equal to 1e-12), and the
     whole ``ubench.seg_metrics`` call on them (eight metrics + HD95 per case);
-(3) BLEU-1..4, ROUGE-L and CIDEr-D on 10,000 captions against pycocoevalcap (target >= 5x), when the 3D scene
-    scorer module and pycocoevalcap are installed (``bench_captions``).
+(3) BLEU-1..4, ROUGE-L and CIDEr-D of the 3D scene scorers (``service.scoring.caption_metrics``) on 10,000
+    pre-tokenised captions against pycocoevalcap (target >= 5x faster, values equal to 1e-9).
 
     .venv/bin/python bench/scorers.py [--url http://127.0.0.1:8000] [--api-key KEY]
 
-medpy and pycocoevalcap come with the ``bench`` extra (``pip install -e '.[bench]'``).
+medpy comes with the ``bench`` extra, pycocoevalcap with the ``dev`` extra.
 """
 
 import argparse
-import importlib.util
 import io
 import json
 import sys
@@ -165,11 +164,61 @@ def bench_masks_http_npy_vs_json(
     ]
 
 
+def caption_corpus(n: int = 10_000, seed: int = 0) -> tuple[list[str], list[list[str]]]:
+    """Pre-tokenised captions: a Zipf-distributed 2,000-word vocabulary, candidates of 5-15 tokens taking about
+    half their words from the first of 1-5 references of 5-20 tokens."""
+    rng = np.random.default_rng(seed)
+    vocab = np.array([f"w{i}" for i in range(2000)])
+
+    def draw(k: int) -> np.ndarray:
+        return vocab[np.minimum(rng.zipf(1.3, k) - 1, 1999)]
+
+    candidates, references = [], []
+    for _ in range(n):
+        refs = [draw(int(rng.integers(5, 21))) for _ in range(int(rng.integers(1, 6)))]
+        cand = draw(int(rng.integers(5, 16)))
+        keep = rng.random(cand.size) < 0.5
+        cand[keep] = rng.choice(refs[0], int(keep.sum()))
+        candidates.append(" ".join(cand))
+        references.append([" ".join(r) for r in refs])
+    return candidates, references
+
+
 def bench_captions() -> list[Row]:
-    """(3) Caption metrics on 10,000 captions against pycocoevalcap: to be filled with the 3D scene scorer."""
-    found = importlib.util.find_spec("service.scoring.scene3d") is not None
-    note = "scene3d scorer present, timing not yet written" if found else "scene3d scorer not present yet"
-    return [("3", "BLEU/ROUGE-L/CIDEr, 10,000 captions", "-", "pycocoevalcap", note, "PENDING")]
+    """(3) BLEU-1..4, ROUGE-L and CIDEr-D on 10,000 pre-tokenised captions: ours against pycocoevalcap."""
+    case = "BLEU-1..4, ROUGE-L, CIDEr-D on 10,000 captions (1-5 refs)"
+    try:
+        from pycocoevalcap.bleu.bleu import Bleu
+        from pycocoevalcap.cider.cider import Cider
+        from pycocoevalcap.rouge.rouge import Rouge
+    except ImportError:
+        return [("3", case, "-", "pycocoevalcap not installed", "pip install -e '.[dev]'", "SKIP")]
+    from service.scoring.caption_metrics import score_captions
+
+    candidates, references = caption_corpus()
+    gts = dict(enumerate(references))
+    res = {i: [c] for i, c in enumerate(candidates)}
+
+    def coco() -> list[float]:
+        bleu = Bleu(4).compute_score(gts, res, verbose=0)[0]
+        return [*bleu, Rouge().compute_score(gts, res)[0], Cider().compute_score(gts, res)[0]]
+
+    t_ours = best_of(lambda: score_captions(candidates, references), 3)
+    t_ref = best_of(coco, 1)
+    out = score_captions(candidates, references)
+    ours = [out[f"bleu_{n}"] for n in range(1, 5)] + [out["rouge_l"], out["cider"]]
+    gap = float(np.max(np.abs(np.array(ours) - np.array(coco()))))
+    speed = t_ref / t_ours
+    return [
+        (
+            "3",
+            case,
+            f"{t_ours:.2f} s",
+            f"pycocoevalcap {t_ref:.2f} s",
+            f"{speed:.1f}× faster; largest difference {gap:.1e}",
+            "PASS" if speed >= 5 and gap <= 1e-9 else "MISS",
+        )
+    ]
 
 
 def main() -> None:
