@@ -15,7 +15,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
 from service.errors import DomainError
-from usecases.errors import InvalidFields, QuotaExceeded, Unauthorized, UseCaseError
+from usecases.errors import InvalidFields, QuotaExceeded, Unauthorized, Unavailable, UseCaseError
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger("estibench.api")
@@ -148,7 +148,7 @@ def install(app: FastAPI) -> None:
         headers: dict[str, str] = {}
         if isinstance(exc, Unauthorized):
             headers["WWW-Authenticate"] = "Bearer"
-        elif isinstance(exc, QuotaExceeded):
+        elif isinstance(exc, QuotaExceeded | Unavailable) and exc.retry_after_s is not None:
             headers["Retry-After"] = str(exc.retry_after_s)
         errors = exc.errors if isinstance(exc, InvalidFields) else None
         return problem_response(request, exc.status, exc.detail, errors=errors, headers=headers)

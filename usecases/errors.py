@@ -50,9 +50,13 @@ class QuotaExceeded(UseCaseError):
 
 
 class Unavailable(UseCaseError):
-    """No job queue is configured, or it is unreachable."""
+    """No job queue is configured, or it is unreachable, or the server is busy (retry after ``retry_after_s``)."""
 
     status = 503
+
+    def __init__(self, detail: str, retry_after_s: int | None = None) -> None:
+        super().__init__(detail)
+        self.retry_after_s = retry_after_s
 
 
 class InvalidFields(UseCaseError):

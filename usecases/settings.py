@@ -43,11 +43,31 @@ class Settings(BaseSettings):
     max_array_bytes: int = Field(default=128 * 1024 * 1024, ge=1024)
     rate_limit_per_minute: int = Field(default=6000, ge=0, description="Per key (or address); 0 disables.")
     rate_limit_burst: int = Field(default=1000, ge=1)
+    # Resource bounds for anonymous callers (docs/security.md).
+    upload_buffer_bytes: int = Field(
+        default=256 * 1024 * 1024, ge=1024, description="Upload bytes held in memory across all in-flight uploads."
+    )
+    upload_timeout_s: float = Field(default=60.0, gt=0, description="An npy upload must arrive within this time.")
+    sync_concurrency: int = Field(default=2, ge=1, le=64, description="Synchronous computations at once per process.")
+    sync_wait_s: float = Field(
+        default=2.0, ge=0, description="How long a synchronous call waits for a slot before a 503 with Retry-After."
+    )
+    trusted_proxies: str = Field(
+        default="",
+        description="Addresses whose X-Forwarded-For / X-Forwarded-Proto are trusted (uvicorn --forwarded-allow-ips; "
+        "scripts/serve.sh); empty: proxy headers are ignored.",
+    )
 
     @model_validator(mode="after")
     def _production_needs_secrets(self) -> "Settings":
         if self.env == "production" and not self.secret_key:
             raise ValueError("ESTIBENCH_SECRET_KEY is required when ESTIBENCH_ENV=production")
+        return self
+
+    @model_validator(mode="after")
+    def _one_upload_fits(self) -> "Settings":
+        if self.upload_buffer_bytes < self.max_array_bytes:
+            raise ValueError("ESTIBENCH_UPLOAD_BUFFER_BYTES must be at least ESTIBENCH_MAX_ARRAY_BYTES")
         return self
 
     def resolved_secret_key(self) -> str:
