@@ -56,8 +56,8 @@ def paired_bootstrap(
 
 
 def wilcoxon_signed_rank(a: ArrayLike, b: ArrayLike) -> dict[str, float | int]:
-    """Two-sided Wilcoxon signed-rank test of the paired differences ``a − b`` (``scipy.stats.wilcoxon``, zero
-    differences dropped, exact null distribution up to 50 pairs without ties, else the normal approximation).
+    """Two-sided Wilcoxon signed-rank test of the paired differences ``a − b`` (``scipy.stats.wilcoxon``: zero
+    differences dropped, scipy's default choice between the exact null distribution and the normal approximation).
 
     Differences are rounded to 12 decimals so float noise neither splits ties nor hides a zero difference."""
     xa = np.asarray(a, dtype=np.float64)
