@@ -1,8 +1,9 @@
-"""Reading ``POST /v1/arrays`` npy uploads, checked before any allocation.
+"""Reading ``POST /v1/arrays`` npy uploads, checked before the data is read.
 
 Upload: the npy header is parsed from the first bytes of the stream (``numpy.lib.format``), then the dtype
-whitelist, C order, the element cap, the byte cap and "declared size equals the bytes sent" are checked; only then
-is a buffer of exactly the declared size allocated. Pickles and object dtypes never pass the whitelist.
+whitelist, C order, the element cap, the byte cap and "declared size equals the bytes sent" are checked; the data
+buffer then grows only as bytes arrive, within a process-wide budget of upload bytes held in memory. Pickles and
+object dtypes never pass the whitelist.
 The id is ``sha256:`` + the SHA-256 of the canonical npy file (version 1.0 header, as ``np.save`` writes it), so a
 client can compute it locally. Storing uploads and resolving ``{"array": ...}`` references is usecases/arrays.py.
 """
@@ -17,6 +18,7 @@ import numpy as np
 from numpy.lib import format as npy_format
 
 from api.problems import ApiError
+from usecases.errors import Unavailable
 
 NPY_MEDIA_TYPE = "application/x-npy"
 DTYPES = ("<f8", "<f4", "<i8", "<i4", "|u1", "|b1")
@@ -77,46 +79,78 @@ def canonical_header(dtype: np.dtype, shape: tuple[int, ...]) -> bytes:
     return buf.getvalue()
 
 
+class UploadBudget:
+    """Bytes of upload bodies held in memory across all in-flight uploads of this process, reserved as they
+    arrive; a reservation that would pass ``limit`` fails."""
+
+    def __init__(self) -> None:
+        self.held = 0
+
+    def reserve(self, n: int, limit: int) -> bool:
+        if self.held + n > limit:
+            return False
+        self.held += n
+        return True
+
+    def release(self, n: int) -> None:
+        self.held -= n
+
+
 async def read_npy(
-    chunks: AsyncIterator[bytes], *, content_length: int | None, max_elements: int, max_bytes: int
+    chunks: AsyncIterator[bytes],
+    *,
+    content_length: int | None,
+    max_elements: int,
+    max_bytes: int,
+    budget: UploadBudget,
+    budget_limit: int,
 ) -> tuple[np.dtype, tuple[int, ...], bytearray]:
-    """Read an npy body: header first, caps checked, then exactly the declared data bytes."""
-    head = bytearray()
-    parsed = None
-    async for chunk in chunks:
-        head += chunk
-        parsed = parse_header(bytes(head[: 12 + MAX_HEADER]))
-        if parsed is not None:
-            break
-    if parsed is None:
-        raise _bad("the body ends inside the npy header", "npy_truncated", 400)
-    dtype, shape, offset = parsed
-    elements = 1
-    for d in shape:
-        elements *= d
-    if elements > max_elements:
-        raise _bad(f"the array has {elements} elements; the cap is {max_elements}", "npy_elements")
-    nbytes = elements * dtype.itemsize
-    if nbytes > max_bytes:
-        raise _bad(f"the array has {nbytes} bytes; the cap is {max_bytes}", "npy_bytes", 413)
-    if content_length is not None and content_length != offset + nbytes:
-        raise _bad(
-            f"the header declares {nbytes} data bytes but the body carries {content_length - offset}", "npy_size"
-        )
-    data = bytearray(nbytes)
-    got = min(len(head) - offset, nbytes + 1)
-    if got > nbytes:
-        raise _bad("the body carries more bytes than the header declares", "npy_size")
-    data[:got] = head[offset : offset + got]
-    del head
-    async for chunk in chunks:
-        if got + len(chunk) > nbytes:
-            raise _bad("the body carries more bytes than the header declares", "npy_size")
-        data[got : got + len(chunk)] = chunk
-        got += len(chunk)
-    if got != nbytes:
-        raise _bad(f"the header declares {nbytes} data bytes but the body carries {got}", "npy_size")
+    """Read an npy body: header first, caps checked, then the declared data bytes into a buffer that grows only
+    as they arrive, each chunk reserved in ``budget`` (``Unavailable`` when the in-memory total would pass
+    ``budget_limit``). The caller releases ``len`` of the returned buffer, or the budget is released here on error."""
+    data = bytearray()
+    try:
+        head = bytearray()
+        parsed = None
+        async for chunk in chunks:
+            head += chunk
+            parsed = parse_header(bytes(head[: 12 + MAX_HEADER]))
+            if parsed is not None:
+                break
+        if parsed is None:
+            raise _bad("the body ends inside the npy header", "npy_truncated", 400)
+        dtype, shape, offset = parsed
+        elements = 1
+        for d in shape:
+            elements *= d
+        if elements > max_elements:
+            raise _bad(f"the array has {elements} elements; the cap is {max_elements}", "npy_elements")
+        nbytes = elements * dtype.itemsize
+        if nbytes > max_bytes:
+            raise _bad(f"the array has {nbytes} bytes; the cap is {max_bytes}", "npy_bytes", 413)
+        if content_length is not None and content_length != offset + nbytes:
+            raise _bad(
+                f"the header declares {nbytes} data bytes but the body carries {content_length - offset}", "npy_size"
+            )
+        _take(data, bytes(head[offset:]), nbytes, budget, budget_limit)
+        del head
+        async for chunk in chunks:
+            _take(data, chunk, nbytes, budget, budget_limit)
+        if len(data) != nbytes:
+            raise _bad(f"the header declares {nbytes} data bytes but the body carries {len(data)}", "npy_size")
+    except BaseException:
+        budget.release(len(data))
+        raise
     return dtype, shape, data
+
+
+def _take(data: bytearray, chunk: bytes, nbytes: int, budget: UploadBudget, limit: int) -> None:
+    """Append ``chunk`` to ``data`` after reserving its bytes."""
+    if len(data) + len(chunk) > nbytes:
+        raise _bad("the body carries more bytes than the header declares", "npy_size")
+    if not budget.reserve(len(chunk), limit):
+        raise Unavailable("too many array uploads in progress; retry shortly", retry_after_s=5)
+    data += chunk
 
 
 def content_id(dtype: np.dtype, shape: tuple[int, ...], data: bytes | bytearray) -> str:

@@ -50,6 +50,7 @@ class ApiError(Exception):
 
 _DESCRIPTIONS = {
     400: "Undecodable or malformed body.",
+    408: "The body did not arrive within the upload timeout.",
     413: "Body too large.",
     415: "Unsupported content type.",
     422: "Invalid input: schema or domain (ranges, NaN, shapes, cost caps); see `errors`.",

@@ -15,7 +15,7 @@ from service.types import ARRAY_REF_PATTERN
 from usecases.api_keys import require_for_runs
 from usecases.arrays import array_meta, store_array
 from usecases.clock import utc_iso
-from usecases.errors import Forbidden, NotFound, Unauthorized
+from usecases.errors import Forbidden, NotFound, Unauthorized, Unavailable
 
 ArrayId = Annotated[str, Path(pattern=ARRAY_REF_PATTERN, description="sha256:<64 hex>, as POST returned it.")]
 
@@ -56,6 +56,7 @@ NPY_BODY = {
 
 
 def build_router(max_array_bytes: int) -> APIRouter:
+    budget = arrays.UploadBudget()
     router = APIRouter(
         prefix="/v1/arrays", tags=["arrays"], dependencies=[CHECK_CREDENTIALS], responses=responses(Unauthorized)
     )
@@ -64,7 +65,7 @@ def build_router(max_array_bytes: int) -> APIRouter:
         "",
         status_code=201,
         response_model=ArrayOut,
-        responses=responses(*COMMON, Unauthorized, Forbidden),
+        responses=responses(*COMMON, Unauthorized, Forbidden, Unavailable, 408),
         openapi_extra=NPY_BODY,
         max_body_size=max_array_bytes + 12 + arrays.MAX_HEADER,
     )
@@ -76,14 +77,23 @@ def build_router(max_array_bytes: int) -> APIRouter:
             raise ApiError(415, f"send the array as {arrays.NPY_MEDIA_TYPE} (an .npy file)")
         length = request.headers.get("content-length")
         settings = services.settings
-        dtype, shape, data = await arrays.read_npy(
-            request.stream(),
-            content_length=int(length) if length and length.isdigit() else None,
-            max_elements=settings.max_array_elements,
-            max_bytes=settings.max_array_bytes,
-        )
-        sha = arrays.content_id(dtype, shape, data)
-        meta = await anyio.to_thread.run_sync(store_array, services, sha, dtype, shape, data, principal)
+        try:
+            with anyio.fail_after(settings.upload_timeout_s):
+                dtype, shape, data = await arrays.read_npy(
+                    request.stream(),
+                    content_length=int(length) if length and length.isdigit() else None,
+                    max_elements=settings.max_array_elements,
+                    max_bytes=settings.max_array_bytes,
+                    budget=budget,
+                    budget_limit=settings.upload_buffer_bytes,
+                )
+        except TimeoutError:
+            raise ApiError(408, f"the upload did not arrive within {settings.upload_timeout_s:g} s") from None
+        try:
+            sha = arrays.content_id(dtype, shape, data)
+            meta = await anyio.to_thread.run_sync(store_array, services, sha, dtype, shape, data, principal)
+        finally:
+            budget.release(len(data))
         return JSONResponse(_out(meta), status_code=201, headers={"Location": f"/v1/arrays/sha256:{sha}"})
 
     @router.get("/{array_id}", response_model=ArrayOut, responses=responses(NotFound, 422, 500))
