@@ -1,11 +1,15 @@
-"""Reproduction checks of the benchmark papers: their published aggregates recomputed with our scorers' formulas."""
+"""Reproduction checks of the benchmark papers: their published aggregates recomputed with our scorers' and
+estimators' formulas."""
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from typing import Any
 
-from service.reproductions.base import Outcome
+import numpy as np
+
+from service.reproductions.base import Outcome, Step, verdict
 from service.scoring import televal, vimu
 
 Results = Sequence[Mapping[str, Any]]
@@ -100,5 +104,81 @@ def televal_plot(results: Results, outcome: Outcome) -> Any:
     ax.set_xticks(list(x), ["Basic Knowledge\nGPT-4o-Audio", "Dialect\nGPT-4o-Audio", "Dialect\nQwen2.5-Omni"])
     ax.set_ylabel("weighted mean score")
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+UNET_BUSI = {"iou": 0.6557507, "params_m": 34.527041, "gflops": 65.522368512, "fps": 137.05495, "dataset": "busi"}
+MIDPOINT = {"iou": 0.645, "params_m": math.exp(2.355), "gflops": math.exp(2.54), "fps": 72.955, "dataset": "busi"}
+FRIEDMAN_SCORES = [[9, 8, 7, 6], [9, 8, 7, 6], [9, 8, 7, 6], [9, 8, 6, 7], [9, 7, 8, 6], [8, 9, 7, 6]]
+UBENCH_STEPS = (
+    Step("ubench.uscore", UNET_BUSI),
+    Step("ubench.uscore", MIDPOINT),
+    Step("ubench.friedman_nemenyi", {"scores": FRIEDMAN_SCORES, "models": ["A", "B", "C", "D"]}),
+)
+"""U-Net on BUSI and the calculator's midpoint model; Friedman and Nemenyi over 6 datasets × 4 models."""
+UBENCH_PUBLISHED = {
+    "uscore_unet_busi": 19.2588,
+    "uscore_midpoint": 49.9955,
+    "avg_ranks": [1.167, 2.0, 3.0, 3.833],
+    "chi2": 14.6,
+    "p": 0.002192,
+    "cd": 1.9148,
+}
+UBENCH_TOLERANCE = {
+    "uscore_unet_busi": 5e-5,
+    "uscore_midpoint": 5e-5,
+    "avg_ranks": 5e-4,
+    "chi2": 5e-2,
+    "p": 5e-7,
+    "cd": 5e-5,
+}
+"""Half a unit of the last published digit of each figure."""
+
+
+def ubench_judge(results: Results) -> Outcome:
+    """U-Score = 100/(α/ã + (1 − α)/Eff) with Eff the weighted harmonic mean of the efficiency components, and the
+    Friedman χ² with the Nemenyi critical difference q_α√(k(k+1)/(6N)), against the published figures."""
+    unet, mid, friedman = results
+    figures: dict[str, Any] = {
+        "uscore_unet_busi": unet["uscore_100"],
+        "uscore_midpoint": mid["uscore_100"],
+        "avg_ranks": friedman["avg_ranks"],
+        "chi2": friedman["chi2"],
+        "p": friedman["p"],
+        "cd": friedman["cd"],
+    }
+    off = {
+        k: max(abs(a - b) for a, b in zip(np.atleast_1d(figures[k]), np.atleast_1d(v), strict=True))
+        for k, v in UBENCH_PUBLISHED.items()
+    }
+    ok = all(off[k] <= UBENCH_TOLERANCE[k] for k in off)
+    figures["published"] = UBENCH_PUBLISHED
+    reason = (
+        f"U-Score {unet['uscore_100']:.4f} for U-Net on BUSI and {mid['uscore_100']:.4f} at the midpoint (published "
+        f"19.2588, 49.9955); Friedman chi2 {friedman['chi2']:.2f}, p {friedman['p']:.6f}, Nemenyi CD "
+        f"{friedman['cd']:.4f} (published 14.6, 0.002192, 1.9148); the largest deviation is "
+        f"{max(off[k] / UBENCH_TOLERANCE[k] for k in off):.2f} of half the last published digit"
+    )
+    return Outcome(verdict(ok), figures, reason)
+
+
+def ubench_plot(results: Results, outcome: Outcome) -> Any:
+    """Left: U-Score components of U-Net on BUSI; right: average ranks with the Nemenyi critical difference."""
+    from matplotlib.figure import Figure
+
+    unet, _, friedman = results
+    fig = Figure(figsize=(8, 3.5))
+    left, right = fig.subplots(1, 2)
+    names = ["a", "p", "g", "s", "eff"]
+    left.bar(names, [unet[n] for n in names])
+    left.set_ylim(0, 1.05)
+    left.set_title(f"U-Net on BUSI: U-Score {unet['uscore_100']:.2f}")
+    ranks = friedman["avg_ranks"]
+    models = friedman.get("models") or [str(i) for i in range(len(ranks))]
+    right.errorbar(ranks, range(len(ranks)), xerr=friedman["cd"] / 2, fmt="o", capsize=4)
+    right.set_yticks(range(len(ranks)), models)
+    right.set_xlabel("average rank (bars: CD/2 either side)")
+    right.set_title(f"Friedman p = {friedman['p']:.4f}, CD = {friedman['cd']:.3f}")
     fig.tight_layout()
     return fig

@@ -5,6 +5,7 @@ from functools import cache
 from service.reproductions import benchmark_checks as bench
 from service.reproductions import dynamics_checks as dyn
 from service.reproductions import estimator_checks as est
+from service.reproductions import internals_checks as llm
 from service.reproductions.base import Reproduction
 
 NO_MODEL_OUTPUTS = (
@@ -89,6 +90,9 @@ def catalog() -> tuple[Reproduction, ...]:
             "The layered dynamic programme finds the cheapest patch set at every added depth, never worse than "
             "the greedy orders.",
             requires=("layer_patching.plan",),
+            steps=llm.layer_patching_steps(),
+            judge=llm.layer_patching_judge,
+            plot=llm.layer_patching_plot,
         ),
         Reproduction(
             "double-descent",
@@ -113,8 +117,12 @@ def catalog() -> tuple[Reproduction, ...]:
         Reproduction(
             "ubench",
             "U-Bench: a benchmark of U-Net variants for medical segmentation",
-            "U-Score ranks U-Net variants by accuracy and efficiency together, and the worked figures recompute.",
-            requires=("ubench.uscore",),
+            "U-Score combines accuracy and efficiency (19.2588 for U-Net on BUSI), and the Friedman test with the "
+            "Nemenyi critical difference ranks the models.",
+            requires=("ubench.uscore", "ubench.friedman_nemenyi"),
+            steps=bench.UBENCH_STEPS,
+            judge=bench.ubench_judge,
+            plot=bench.ubench_plot,
         ),
         Reproduction(
             "televal",
@@ -134,8 +142,12 @@ def catalog() -> tuple[Reproduction, ...]:
         Reproduction(
             "persona-steering",
             "Persona vectors and gradient signatures of defensive training",
-            "Preventative steering and inoculation prompting attenuate the trait direction in the gradients.",
-            requires=("steering.persona_vector", "steering.gradient_signature"),
+            "Positive preventative steering reverses the gradient pressure along the trait axis once the steered "
+            "model over-predicts the trait.",
+            requires=("steering.gradient_signature",),
+            steps=llm.steering_steps(),
+            judge=llm.steering_judge,
+            plot=llm.steering_plot,
         ),
         Reproduction(
             "scene3d",
@@ -156,12 +168,19 @@ def catalog() -> tuple[Reproduction, ...]:
             "The model's internal state lags the user's speech, and steering along the perception vector shortens "
             "the lag.",
             requires=("fdslm.perception_vector", "fdslm.state_lag"),
+            steps=llm.fdslm_steps(),
+            judge=llm.fdslm_judge,
+            plot=llm.fdslm_plot,
         ),
         Reproduction(
             "hierarchical-sae",
             "Hierarchical sparse autoencoders",
             "A hierarchical SAE recovers a planted parent-child concept hierarchy better than a random initialisation.",
-            requires=("sae.hierarchical_train", "sae.hierarchical_recovery"),
+            requires=("sae.hierarchical_recovery",),
+            steps=llm.SAE_STEPS,
+            judge=llm.sae_judge,
+            plot=llm.sae_plot,
+            quick=False,
         ),
         Reproduction(
             "film-mcq",
