@@ -1,4 +1,5 @@
-"""Rate limiting per API key (per client address when anonymous): 429 problem + ``Retry-After``.
+"""Rate limiting per API key (per client address when anonymous or when the token is not a valid key): 429
+problem + ``Retry-After``.
 
 GCRA (a token bucket kept as one "theoretical arrival time" per caller): ``rate_limit_per_minute`` sustained,
 ``rate_limit_burst`` at once. State is in-process for the single-node default; with ``REDIS_URL`` it lives in
@@ -14,7 +15,10 @@ import threading
 import time
 from typing import Any
 
+import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
+
+from usecases.api_keys import authenticate
 
 log = logging.getLogger("estibench.ratelimit")
 EXEMPT = ("/v1/health", "/metrics")
@@ -72,17 +76,45 @@ class RedisGcra:
         return float(wait)
 
 
-def _identity(scope: Scope) -> str:
+def _token(scope: Scope) -> str | None:
     token = None
     for k, v in scope.get("headers", ()):
         if k == b"authorization":
             token = v.decode("latin-1").partition(" ")[2].strip() or None
         elif k == b"x-api-key" and token is None:
             token = v.decode("latin-1").strip() or None
-    if token:
-        return "k:" + hashlib.sha256(token.encode()).hexdigest()[:32]
-    client = scope.get("client")
-    return "a:" + (client[0] if client else "unknown")
+    return token
+
+
+class KnownKeys:
+    """Digests of tokens that authenticated recently (``ttl_s``), so only a valid key gets a bucket of its own:
+    an unknown token is bucketed by the client's address, whatever its value."""
+
+    def __init__(self, ttl_s: float = 60.0, max_keys: int = 10_000) -> None:
+        self.ttl_s, self.max_keys = ttl_s, max_keys
+        self._until: dict[str, float] = {}
+
+    def fresh(self, digest: str) -> bool:
+        return self._until.get(digest, 0.0) > time.monotonic()
+
+    def add(self, digest: str) -> None:
+        now = time.monotonic()
+        if len(self._until) >= self.max_keys:
+            self._until = {k: v for k, v in self._until.items() if v > now}
+        if len(self._until) < self.max_keys:
+            self._until[digest] = now + self.ttl_s
+
+
+async def _is_valid(scope: Scope, token: str) -> bool:
+    """Whether ``token`` authenticates (the key lookup, in a worker thread); any failure counts as unknown."""
+    app = scope.get("app")
+    if app is None:
+        return False
+    try:
+        await anyio.to_thread.run_sync(authenticate, app.state.services, token)
+    except Exception:
+        return False
+    return True
 
 
 class RateLimitMiddleware:
@@ -91,14 +123,28 @@ class RateLimitMiddleware:
         interval = 60.0 / per_minute if per_minute > 0 else 0.0
         capacity = interval * burst
         self.limiter: Any = None
+        self.known = KnownKeys()
         if per_minute > 0:
             self.limiter = RedisGcra(redis_url, interval, capacity) if redis_url else MemoryGcra(interval, capacity)
+
+    async def _identity(self, scope: Scope) -> str:
+        """``k:<digest>`` for a valid key, else ``a:<client address>`` (anonymous, or an unknown token)."""
+        token = _token(scope)
+        if token is not None:
+            digest = hashlib.sha256(token.encode()).hexdigest()[:32]
+            if self.known.fresh(digest):
+                return "k:" + digest
+            if await _is_valid(scope, token):
+                self.known.add(digest)
+                return "k:" + digest
+        client = scope.get("client")
+        return "a:" + (client[0] if client else "unknown")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if self.limiter is None or scope["type"] != "http" or scope.get("path", "").startswith(EXEMPT):
             await self.app(scope, receive, send)
             return
-        wait = await self.limiter.hit(_identity(scope))
+        wait = await self.limiter.hit(await self._identity(scope))
         if wait <= 0:
             await self.app(scope, receive, send)
             return
