@@ -12,10 +12,10 @@ from api.deps import ClientAddress, ServicesDep
 from api.problems import responses
 from api.routers.jobs import JobOut, job_response
 from api.routers.plots import IMAGE_RESPONSES, chosen_format
-from db.repositories.reproductions import ReportRow
 from usecases import figures, reproductions
 from usecases.clock import utc_iso
 from usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
+from usecases.reproductions import ReportRow
 
 
 class ReportOut(BaseModel):
