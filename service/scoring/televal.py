@@ -497,9 +497,10 @@ def _caption_trap(
 
 
 COST_UNIT = "characters of answer, query and reference text, plus 100 per item"
-SYNC_BUDGET = 2e7
-"""Cost units scored in about 1 s (bench/scorer_costs.py)."""
-HARD_CAP = 2e8
+SYNC_BUDGET = 1.5e7
+"""Cost units scored in about 1 s of CPU (bench/scorer_costs.py: 1.5e7 per CPU second at 50,000 key items with the
+default 1000 bootstrap resamples)."""
+HARD_CAP = 1.5e8
 PER_ITEM_CHARS = 100
 PAIRED_TESTS = {"overall": "bootstrap"}
 """Per-item values are 0-100 item scores: graded, so the paired bootstrap."""

@@ -39,8 +39,9 @@ DEFAULT_FILLERS = ("uh", "um", "oh", "hey")
 PAIRED_TESTS: dict[str, str] = {"correctness": "mcnemar", "iwor": "mcnemar"}
 """Paired test of each metric with per-item values (both are 0/1 flags)."""
 COST_UNIT = "characters of user, reference, alias and response text"
-SYNC_BUDGET = 1.5e7
-"""Characters scored in about 1 s on one core (measured 55 ns per character, tokenising and matching)."""
+SYNC_BUDGET = 3.5e6
+"""Characters scored in about 1 s of CPU (bench/scorer_costs.py: 3.7e6 characters per CPU second, 270 ns each, for
+the whole score call at 20,000 items: tokenising, matching and the Wilson intervals)."""
 HARD_CAP = 1e8
 
 _APOSTROPHES = str.maketrans("", "", "'\u2019")
