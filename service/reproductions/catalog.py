@@ -65,6 +65,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=est.MOEAD_STEPS,
             judge=est.moead_judge,
             plot=est.moead_plot,
+            quick=False,
         ),
         Reproduction(
             "axial-slr",
