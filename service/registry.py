@@ -83,6 +83,9 @@ class ScorerSpec:
     sync_budget: float
     hard_cap: float
     paired_tests: dict[str, str] = field(default_factory=dict)
+    metadata_params: tuple[str, ...] = ()
+    """Params fields a benchmark submission sets through its ``metadata`` (e.g. RAVEN-Bench's input ``setting``);
+    the benchmark's fixed scorer params supply every other field."""
     kind: str = field(default="scorer", init=False)
 
     def __post_init__(self) -> None:
@@ -93,6 +96,9 @@ class ScorerSpec:
         for metric, test in self.paired_tests.items():
             if metric not in self.metrics or test not in PAIRED_TESTS:
                 raise ValueError(f"{self.name}: paired test {test!r} of {metric!r} is not one of {PAIRED_TESTS}")
+        unknown = set(self.metadata_params) - set(self.params_model.model_fields)
+        if unknown:
+            raise ValueError(f"{self.name}: metadata_params {sorted(unknown)} are not params fields")
 
 
 ESTIMATORS: dict[str, EstimatorSpec] = {}

@@ -22,6 +22,7 @@ from db.repositories.jobs import JobRow
 from db.repositories.submissions import ScoreRow
 from service.errors import InvalidInput
 from service.registry import SCORERS, Progress, ScorerSpec, no_progress
+from service.scoring import raven
 from service.stats import mcnemar, paired_bootstrap, wilcoxon_signed_rank
 from usecases import arrays, cursors
 from usecases.api_keys import Principal, require
@@ -72,12 +73,34 @@ def key_items(conn: Connection, loaded: Loaded, version: int) -> list[Any]:
     return items
 
 
+def submission_params(loaded: Loaded, metadata: dict[str, Any]) -> Any:
+    """The benchmark's scorer params with the fields its scorer takes from a submission's metadata
+    (``ScorerSpec.metadata_params``) set from ``metadata`` where present; an invalid value is a 422 naming it."""
+    fields = {f: metadata[f] for f in loaded.spec.metadata_params if f in metadata}
+    if not fields:
+        return loaded.params
+    try:
+        return loaded.spec.params_model.model_validate({**loaded.params.model_dump(), **fields})
+    except ValidationError as exc:
+        errors = [
+            {"loc": ["body", "metadata", *e["loc"]], "msg": e["msg"], "type": e["type"]}
+            for e in exc.errors(include_url=False, include_context=False, include_input=False)
+        ]
+        raise InvalidFields("metadata failed the scorer's params validation", errors) from exc
+
+
 def score_and_store(
     conn: Connection, loaded: Loaded, submission_id: str, version: int, key: list[Any], preds: list[Any]
 ) -> dict[str, dict[str, Any]]:
-    """Score ``preds`` per split against ``key`` (both with uploaded arrays resolved) and store one new scoring
-    with every metric's per-item values (in the caller's transaction)."""
-    outcomes, items = score_by_split(loaded.spec, key, preds, loaded.params)
+    """Score ``preds`` per split against ``key`` (both with uploaded arrays resolved) with the params of the stored
+    submission (``submission_params``) and store one new scoring with every metric's per-item values (in the
+    caller's transaction)."""
+    params = loaded.params
+    if loaded.spec.metadata_params:
+        sub = sub_repo.get(conn, submission_id)
+        assert sub is not None
+        params = submission_params(loaded, json.loads(sub.meta))
+    outcomes, items = score_by_split(loaded.spec, key, preds, params)
     scores = [
         ScoreRow(split, metric, v["value"], v["ci_low"], v["ci_high"], v["n"])
         for split, outcome in outcomes.items()
@@ -458,3 +481,58 @@ def compare(
         mean_b=float(xb.mean()),
         result=result,
     )
+
+
+# -- RAVEN-Bench cross-modal gain --------------------------------------------------------------------------------
+
+MAX_CROSS_MODAL = 3
+
+
+def raven_cross_modal(
+    services: Services, principal: Principal | None, benchmark_id: str, submission_ids: list[str], *, split: str
+) -> dict[str, Any]:
+    """RAVEN-Bench's cross-modal gain and modality reliance (``service.scoring.raven.cross_modal``) of up to three
+    submissions of one model, one per input setting (each submission's ``metadata.setting``), from their latest
+    scorings against the current answer-key version."""
+    check_split(split, principal)
+    ids = [s for s in submission_ids if s]
+    if not 1 <= len(ids) <= MAX_CROSS_MODAL or len(set(ids)) < len(ids):
+        raise invalid(
+            "give one to three distinct submission ids", ("query", "submissions"), "value_error", "1-3 distinct ids"
+        )
+    by_setting: dict[str, dict[str, Any]] = {}
+    chosen: dict[str, str] = {}
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+        if loaded.spec.name != raven.SPEC.name:
+            raise invalid(
+                f"benchmark {benchmark_id!r} is scored by {loaded.spec.name}, not raven",
+                ("path", "benchmark_id"),
+                "scorer",
+            )
+        version = loaded.benchmark.current_version
+        for sid in ids:
+            sub = sub_repo.get(conn, sid)
+            scoring = sub_repo.latest_scoring(conn, sid, version) if sub and sub.benchmark_id == benchmark_id else None
+            if scoring is None:
+                raise NotFound(f"no scored submission {sid!r} in this benchmark")
+            details = json.loads(scoring.details).get(split)
+            if details is None:
+                raise invalid(f"submission {sid!r} has no {split} items", ("query", "submissions"), "value_error")
+            setting = details["breakdown"]["setting"]
+            if setting in chosen:
+                raise invalid(
+                    f"submissions {chosen[setting]!r} and {sid!r} are both {setting}",
+                    ("query", "submissions"),
+                    "value_error",
+                )
+            scores = {s.metric: s.__dict__ for s in sub_repo.scores(conn, scoring.id, [split])}
+            by_setting[setting] = {"scores": scores, "breakdown": details["breakdown"]}
+            chosen[setting] = sid
+    return {
+        "benchmark_id": benchmark_id,
+        "split": split,
+        "answer_key_version": version,
+        "submissions": chosen,
+        **raven.cross_modal(by_setting),
+    }

@@ -119,6 +119,29 @@ class CompareOut(BaseModel):
     result: dict[str, Any]
 
 
+class CrossModalOut(BaseModel):
+    """RAVEN-Bench's cross-modal gain of one model's submissions, one per input setting."""
+
+    benchmark_id: str
+    split: str
+    answer_key_version: int
+    submissions: dict[str, str] = Field(description="Setting (eo_only, ir_only, eo_ir) → submission id.")
+    s_main: dict[str, float] = Field(description="S_main of each given setting.")
+    g_cm: float | None = Field(
+        description="S_main(eo_ir) − max(S_main(eo_only), S_main(ir_only)); null unless all three settings are given."
+    )
+    reliance_eo: float | None = Field(description="S_main(eo_only)/S_main(eo_ir) [R].")
+    reliance_ir: float | None = Field(description="S_main(ir_only)/S_main(eo_ir) [R].")
+    modality_matrix: dict[str, dict[str, float | None]] = Field(
+        description="Setting → accuracy per modality requirement (EO, IR, EO+IR) [R]."
+    )
+    without_required_modality: dict[str, float | None] = Field(
+        description="Accuracy on IR questions in eo_only and on EO questions in ir_only [R]."
+    )
+    missing_settings: list[str]
+    reconstructed: list[str]
+
+
 router = APIRouter(
     prefix="/v1/benchmarks", tags=["benchmarks"], dependencies=[CHECK_CREDENTIALS], responses=responses(Unauthorized)
 )
@@ -311,3 +334,27 @@ def compare(
         services, principal, benchmark_id, a, b, split=split, metric=metric, n_resamples=n_resamples, seed=seed
     )
     return result.model_dump()
+
+
+@router.get(
+    "/{benchmark_id}/raven/cross_modal",
+    response_model=CrossModalOut,
+    responses=responses(Unauthorized, Forbidden, NotFound, 422, 500),
+)
+def raven_cross_modal(
+    benchmark_id: str,
+    services: ServicesDep,
+    principal: OptionalCaller,
+    submissions: Annotated[
+        str,
+        Query(
+            max_length=200,
+            description="Comma-separated ids of up to three submissions of one model, one per input setting "
+            "(each submission's metadata.setting: eo_only, ir_only or eo_ir).",
+        ),
+    ],
+    split: Literal["public", "private"] = "public",
+) -> dict[str, Any]:
+    """RAVEN-Bench cross-modal gain G_cm = S_main(eo_ir) − max(S_main(eo_only), S_main(ir_only)) and modality
+    reliance from the latest scorings of the given submissions against the current answer-key version."""
+    return benchmarks.raven_cross_modal(services, principal, benchmark_id, submissions.split(","), split=split)

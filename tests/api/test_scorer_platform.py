@@ -1,5 +1,5 @@
 """The scorer platform over HTTP: per-metric item scores and paired tests, scorer cost caps and jobs, uploaded
-arrays inside scorer items, and run artifacts."""
+arrays inside scorer items, run artifacts and RAVEN-Bench's cross-modal route."""
 
 import dataclasses
 import hashlib
@@ -16,6 +16,8 @@ from sqlalchemy.pool import NullPool
 from api.app import create_app
 from service.registry import ESTIMATORS, SCORERS
 from tests.api.conftest import ADMIN, make_key
+from tests.service.test_scoring_raven import TABLE as RAVEN_TABLE
+from tests.service.test_scoring_raven import answers, video_key
 from tests.service.test_scoring_zbb import FIXTURE, TABLE
 from tests.service.test_ubench import MODEL, UNET
 from usecases.settings import Settings
@@ -357,3 +359,52 @@ def test_artifacts_are_stored_and_served_with_the_runs_visibility(settings: Sett
     rows = db_rows(settings, "SELECT name, media_type, nbytes, sha256 FROM run_artifact ORDER BY created_at")
     assert [(n, m) for n, m, _, _ in rows] == [("weights", "application/x-npz")] * 2
     assert rows[0][2] == len(r.content) and rows[0][3] == hashlib.sha256(r.content).hexdigest()
+
+
+# -- RAVEN-Bench cross-modal route -------------------------------------------------------------------------------
+
+
+def test_raven_cross_modal_from_three_submissions(client: TestClient) -> None:
+    """The synthetic three-setting table: G_cm = 0.833333 − 0.738095 = 0.0952381; each submission is scored with
+    its metadata's setting."""
+    keys = video_key("v")
+    bench = register(client, "raven", [k.model_dump(mode="json") for k in keys], scorer_params={"n_resamples": 0})
+    alice = make_key(client, "submissions:write", name="alice")
+    ids = {}
+    for setting, (c1, h1, *_) in RAVEN_TABLE.items():
+        preds = [p.model_dump(mode="json", exclude_none=True) for p in answers(keys, c1 + h1)]
+        r = client.post(
+            f"/v1/benchmarks/{bench['id']}/submissions",
+            json={"model": "m", "predictions": {"items": preds}, "metadata": {"setting": setting}},
+            headers=alice,
+        )
+        assert r.status_code == 201, r.text
+        assert r.json()["breakdown"]["setting"] == setting
+        ids[setting] = r.json()["id"]
+    url = f"/v1/benchmarks/{bench['id']}/raven/cross_modal"
+    r = client.get(url, params={"submissions": ",".join(ids.values())})
+    assert r.status_code == 200, r.text
+    out = r.json()
+    assert out["submissions"] == ids and out["missing_settings"] == []
+    assert out["g_cm"] == pytest.approx(0.0952381, abs=5e-8)
+    assert {s: out["s_main"][s] for s in ids} == pytest.approx({s: row[4] for s, row in RAVEN_TABLE.items()}, abs=5e-7)
+    assert out["reliance_eo"] == pytest.approx(0.738095 / 0.833333, abs=1e-6)
+    partial = client.get(url, params={"submissions": ids["eo_ir"]}).json()
+    assert partial["g_cm"] is None and partial["missing_settings"] == ["eo_only", "ir_only"]
+
+    again = client.post(
+        f"/v1/benchmarks/{bench['id']}/submissions",
+        json={"model": "m2", "predictions": {"items": []}, "metadata": {"setting": "eo_ir"}},
+        headers=alice,
+    ).json()
+    dup = client.get(url, params={"submissions": f"{ids['eo_ir']},{again['id']}"})
+    assert dup.status_code == 422 and dup.json()["errors"][0]["loc"] == ["query", "submissions"]
+    bad = client.post(
+        f"/v1/benchmarks/{bench['id']}/submissions",
+        json={"model": "m", "predictions": {"items": []}, "metadata": {"setting": "rgb"}},
+        headers=alice,
+    )
+    assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["body", "metadata", "setting"]
+    films = register(client, "film_mcq", film_key(4))
+    other = client.get(f"/v1/benchmarks/{films['id']}/raven/cross_modal", params={"submissions": ids["eo_ir"]})
+    assert other.status_code == 422 and other.json()["errors"][0]["loc"] == ["path", "benchmark_id"]
