@@ -29,10 +29,11 @@ _REFUSALS = (
 
 
 def _structured(predicted: str | None, raw: str | None) -> str | None:
-    """The letter of ``predicted_answer`` (stripped, upper-cased) or of the JSON ``answer`` key of ``raw``."""
+    """The letter of ``predicted_answer`` (stripped, upper-cased) or of the JSON ``answer`` key of ``raw`` (only a
+    JSON object has one, so text not starting with "{" is not parsed)."""
     if predicted is not None and predicted.strip().upper() in LETTERS:
         return predicted.strip().upper()
-    if raw is not None and raw.strip():
+    if raw is not None and raw.lstrip().startswith("{"):
         try:
             parsed = json.loads(raw)
         except json.JSONDecodeError:

@@ -8,6 +8,7 @@ pycocoevalcap's scale (no ×100), see :mod:`service.scoring.caption_metrics`. ME
 jar and is reported as null with its reason, never approximated.
 """
 
+import operator
 import re
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
@@ -35,9 +36,10 @@ MAX_ITEMS = 50_000
 MAX_REFS = 20
 MAX_TOKENS = 128
 COST_UNIT = "characters of answers and references"
-SYNC_BUDGET = 4e6
-"""Characters scored (normalised, tokenised, EM and caption metrics) in about 1 s on one core."""
-HARD_CAP = 2e8
+SYNC_BUDGET = 2.5e5
+"""Characters scored (normalised, tokenised, EM and caption metrics) in about 1 s on one core (measured: 10,000
+questions with three references, 3.5e5 characters, 1.3 s)."""
+HARD_CAP = 5e7
 METEOR_REASON = "no Java METEOR backend is configured; METEOR is reported only from the METEOR 1.5 jar"
 PAIRED_TESTS: dict[str, str] = {
     "em_at_1": "mcnemar",
@@ -56,34 +58,35 @@ NUMBER_WORDS = (
     "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty",
 )  # fmt: skip
 
+_WORDS = {
+    "letf": "left",
+    "let": "left",
+    "tehre": "there",
+    "rigth": "right",
+    "rght": "right",
+    "behine": "behind",
+    "tv": "TV",
+    "chai": "chair",
+    "wasing": "washing",
+    "waslked": "walked",
+    "oclock": "o'clock",
+    "0": "zero",
+    "none": "zero",
+    **{str(i): word for i, word in enumerate(NUMBER_WORDS, start=1)},
+    "23": "twenty-three",
+}
+_first_group = operator.methodcaller("group", 1)
 _CLEAN_RULES = (
     (r"[ ]+$", ""),
     (r"^[ ]+", ""),
     (r" {2,}", " "),
-    (r"\.[ ]{2,}", ". "),
     (r"[^a-zA-Z0-9,'\s\-:]+", ""),
-    (r"ç", "c"),
-    (r"’", "'"),
-    (r"\bletf\b", "left"),
-    (r"\blet\b", "left"),
-    (r"\btehre\b", "there"),
-    (r"\brigth\b", "right"),
-    (r"\brght\b", "right"),
-    (r"\bbehine\b", "behind"),
-    (r"\btv\b", "TV"),
-    (r"\bchai\b", "chair"),
-    (r"\bwasing\b", "washing"),
-    (r"\bwaslked\b", "walked"),
-    (r"\boclock\b", "o'clock"),
+    (r"\b(" + "|".join(sorted(_WORDS, key=len, reverse=True)) + r")\b", lambda m: _WORDS[m.group(1)]),
     (r"\bo'[ ]+clock\b", "o'clock"),
-    (r"\b0\b", "zero"),
-    (r"\bnone\b", "zero"),
-    *((rf"\b{i}\b", word) for i, word in enumerate(NUMBER_WORDS, start=1)),
-    (r"\b23\b", "twenty-three"),
-    (r"\b([a-zA-Z]+)([0-9])\b", r"\g<1>"),
-    (r"\ba\b ([a-zA-Z]+)", r"\g<1>"),
-    (r"\ban\b ([a-zA-Z]+)", r"\g<1>"),
-    (r"\bthe\b ([a-zA-Z]+)", r"\g<1>"),
+    (r"\b([a-zA-Z]+)([0-9])\b", _first_group),
+    (r"\ba\b ([a-zA-Z]+)", _first_group),
+    (r"\ban\b ([a-zA-Z]+)", _first_group),
+    (r"\bthe\b ([a-zA-Z]+)", _first_group),
     (r"\bbackwards\b", "backward"),
 )
 _CLEAN = tuple((re.compile(pattern), repl) for pattern, repl in _CLEAN_RULES)
@@ -91,8 +94,13 @@ _CLEAN = tuple((re.compile(pattern), repl) for pattern, repl in _CLEAN_RULES)
 
 def clean_answer(text: str) -> str:
     """LEO's ``clean_answer`` (used by Chat-Scene): lower case, trimmed spaces, characters outside
-    ``[a-zA-Z0-9,'\\s\\-:]`` removed, typo fixes, numbers 0-20 and 23 as words, "none" → "zero", articles
-    dropped before a word, "backwards" → "backward" (rules applied in the reference's order)."""
+    ``[a-zA-Z0-9,'\\s\\-:]`` removed, typo fixes, numbers 0-20 and 23 as words, "none" → "zero", a digit
+    suffix dropped ("mat2" → "mat"), articles dropped before a word, "backwards" → "backward".
+
+    The reference's one-word substitutions (typos, numbers) run one after another; none creates or destroys
+    another's match, so they run here as one alternation with a lookup. Its rules for ``\\.[ ]{2,}``, "ç" and
+    "’" never fire (double spaces were collapsed and those characters removed before) and are left out.
+    """
     out = text.lower()
     for pattern, repl in _CLEAN:
         out = pattern.sub(repl, out)

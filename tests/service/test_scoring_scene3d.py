@@ -1,6 +1,7 @@
 """3D scene scorers: box IoU and Acc@k, Multi3DRefer F1 with Hungarian matching, QA metrics, Scan2Cap m@kIoU."""
 
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -208,4 +209,32 @@ def test_costs_grow_with_work() -> None:
     small = G.cost([G.AnswerKeyItem(item_id="a", gt_boxes=[UNIT] * 2)], [], G.Params(task="multi3drefer"))
     keys = [G.AnswerKeyItem(item_id="a", gt_boxes=[UNIT] * 8)]
     big = G.cost(keys, [G.PredictionItem(item_id="a", pred_boxes=[UNIT] * 8)], G.Params(task="multi3drefer"))
-    assert big == 1 + 64 + 512 and small == 1
+    assert big == 20 + 64 + 512 and small == 20
+
+
+REFERENCE_RULES = [
+    (r"[ ]+$", ""), (r"^[ ]+", ""), (r" {2,}", " "), (r"\.[ ]{2,}", ". "), (r"[^a-zA-Z0-9,'\s\-:]+", ""),
+    (r"ç", "c"), (r"’", "'"), (r"\bletf\b", "left"), (r"\blet\b", "left"), (r"\btehre\b", "there"),
+    (r"\brigth\b", "right"), (r"\brght\b", "right"), (r"\bbehine\b", "behind"), (r"\btv\b", "TV"),
+    (r"\bchai\b", "chair"), (r"\bwasing\b", "washing"), (r"\bwaslked\b", "walked"), (r"\boclock\b", "o'clock"),
+    (r"\bo'[ ]+clock\b", "o'clock"), (r"\b0\b", "zero"), (r"\bnone\b", "zero"),
+    *((rf"\b{i}\b", w) for i, w in enumerate(Q.NUMBER_WORDS, start=1)), (r"\b23\b", "twenty-three"),
+    (r"\b([a-zA-Z]+)([0-9])\b", r"\g<1>"), (r"\ba\b ([a-zA-Z]+)", r"\g<1>"), (r"\ban\b ([a-zA-Z]+)", r"\g<1>"),
+    (r"\bthe\b ([a-zA-Z]+)", r"\g<1>"), (r"\bbackwards\b", "backward"),
+]  # fmt: skip
+"""LEO's clean_answer rules one by one, in the reference's order."""
+
+
+def test_clean_answer_equals_the_sequential_reference_rules() -> None:
+    """The merged one-word substitutions give the reference's result on 3,000 random answers built from its
+    trigger words, digits, articles, punctuation and runs of spaces."""
+    pieces = [*Q._WORDS, "a", "an", "the", "o'", "clock", "mat2", "backwards", "1.5", "23", "ç", "’", ".", "  ", "-"]
+    rng = np.random.default_rng(4)
+    for _ in range(3000):
+        text = "".join(
+            str(rng.choice(pieces)) + str(rng.choice([" ", "", "  ", ", "])) for _ in range(rng.integers(1, 9))
+        )
+        expected = text.lower()
+        for pattern, repl in REFERENCE_RULES:
+            expected = re.sub(pattern, repl, expected)
+        assert Q.clean_answer(text) == expected, text
