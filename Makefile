@@ -5,7 +5,7 @@ export ESTIBENCH_DATABASE_URL ?= sqlite:///./estibench.db
 PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 PYTEST_ARGS ?=
 
-.PHONY: install install-dev serve worker migrate test test-quick test-postgres mutation lint format openapi bench backup clean
+.PHONY: install install-dev serve worker migrate test test-quick test-postgres mutation lint format openapi bench backup reproduce clean
 
 install:
 	sh scripts/install.sh $(VENV)
@@ -61,6 +61,12 @@ format: install-dev
 
 openapi: install-dev
 	$(PY) scripts/export_openapi.py docs/openapi.json
+
+# Every paper's reproduction check through the run store of ESTIBENCH_DATABASE_URL; writes docs/reproductions.md.
+# REPRODUCE_ARGS='--quick' runs only the fast ones, REPRODUCE_ARGS='unrolling fdslm' only those papers.
+REPRODUCE_ARGS ?=
+reproduce: install
+	$(PY) -m scripts.reproduce $(REPRODUCE_ARGS)
 
 bench: install-dev
 	sh scripts/install.sh $(VENV) "dev,bench"

@@ -43,6 +43,8 @@ class Reproduction:
     unavailable: str = ""
     """Why the claim cannot be checked here (``not_reproducible``); empty when it can."""
     notes: tuple[str, ...] = field(default=())
+    headline: tuple[str, ...] = ()
+    """Names of the figures a summary shows first (the others follow in the full report)."""
     quick: bool = True
     """The check finishes in a few seconds (the test suite runs it; the slow ones run in ``make reproduce``)."""
 

@@ -26,6 +26,7 @@ def catalog() -> tuple[Reproduction, ...]:
             requires=("vimu",),
             judge=bench.vimu_judge,
             plot=bench.vimu_plot,
+            headline=("best_model", "best_all_avg", "max_recompute_error"),
         ),
         Reproduction(
             "hyperconnections",
@@ -36,6 +37,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=dyn.HC_STEPS,
             judge=dyn.hyperconnections_judge,
             plot=dyn.hyperconnections_plot,
+            headline=("pitchfork_at", "consensus_at", "hopf_at", "hopf_omega", "norm_a_r_1_3"),
         ),
         Reproduction(
             "unrolling",
@@ -45,6 +47,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=dyn.unrolling_steps(),
             judge=dyn.unrolling_judge,
             plot=dyn.unrolling_plot,
+            headline=("t_peak", "predicted_t_peak", "peak_rel_error", "bound_violations"),
         ),
         Reproduction(
             "snn-threshold",
@@ -55,6 +58,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=dyn.SNN_STEPS,
             judge=dyn.snn_judge,
             plot=dyn.snn_plot,
+            headline=("spearman_band_vs_mismatch_abs", "published_spearman", "localzo_mc_rel_err"),
         ),
         Reproduction(
             "moead-omm",
@@ -65,6 +69,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=est.MOEAD_STEPS,
             judge=est.moead_judge,
             plot=est.moead_plot,
+            headline=("slope_r0", "slope_r0_log_adjusted", "slope_r1"),
             quick=False,
         ),
         Reproduction(
@@ -75,6 +80,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=dyn.AXIAL_STEPS,
             judge=dyn.axial_judge,
             plot=dyn.axial_plot,
+            headline=("axial_nonlinear", "published_axial_nonlinear", "axial_linear", "axial_const"),
         ),
         Reproduction(
             "predictive-coding",
@@ -84,6 +90,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=dyn.PC_STEPS,
             judge=dyn.predictive_coding_judge,
             plot=dyn.predictive_coding_plot,
+            headline=("depth_width", "pc_minus_bp", "draws"),
         ),
         Reproduction(
             "layer-patching",
@@ -94,6 +101,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=llm.layer_patching_steps(),
             judge=llm.layer_patching_judge,
             plot=llm.layer_patching_plot,
+            headline=("knapsack_dp", "knapsack_greedy", "mean_gap_sequential_minus_dp", "dp_above_a_chain"),
         ),
         Reproduction(
             "double-descent",
@@ -104,6 +112,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=est.DD_STEPS,
             judge=est.double_descent_judge,
             plot=est.double_descent_plot,
+            headline=("peak_width", "peak_ratio", "bayes_max_over_min"),
         ),
         Reproduction(
             "cminhash",
@@ -114,6 +123,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=est.CMINHASH_STEPS,
             judge=est.cminhash_judge,
             plot=est.cminhash_plot,
+            headline=("ratio_exact", "mc_over_exact", "trials"),
         ),
         Reproduction(
             "ubench",
@@ -124,6 +134,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=bench.UBENCH_STEPS,
             judge=bench.ubench_judge,
             plot=bench.ubench_plot,
+            headline=("uscore_unet_busi", "uscore_midpoint", "chi2", "p", "cd"),
         ),
         Reproduction(
             "televal",
@@ -132,6 +143,7 @@ def catalog() -> tuple[Reproduction, ...]:
             requires=("televal",),
             judge=bench.televal_judge,
             plot=bench.televal_plot,
+            headline=("basic_knowledge_gpt4o", "dialect_gpt4o", "dialect_qwen"),
         ),
         Reproduction(
             "stakebench",
@@ -149,6 +161,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=llm.steering_steps(),
             judge=llm.steering_judge,
             plot=llm.steering_plot,
+            headline=("pressure_soft_target", "pressure_one_hot", "cos_g0_g_star_plus_1"),
         ),
         Reproduction(
             "scene3d",
@@ -172,6 +185,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=llm.fdslm_steps(),
             judge=llm.fdslm_judge,
             plot=llm.fdslm_plot,
+            headline=("perception_vector_cos_planted", "median_lag_frames", "predicted_lag_frames"),
         ),
         Reproduction(
             "hierarchical-sae",
@@ -181,6 +195,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=llm.SAE_STEPS,
             judge=llm.sae_judge,
             plot=llm.sae_plot,
+            headline=("child_mean_cos", "random_init_child_mean_cos", "hierarchy_consistency", "test_fvu"),
             quick=False,
         ),
         Reproduction(

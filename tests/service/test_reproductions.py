@@ -245,3 +245,35 @@ def test_hierarchical_sae_recovery_and_a_random_like_result():
     random_like = copy.deepcopy(results)
     random_like[0]["trained"] = dict(random_like[0]["random_init"])
     assert judge("hierarchical-sae", random_like) == "not_reproduced"
+
+
+def test_summary_table_shows_verdict_headline_and_pending():
+    """scripts/reproduce.py renders one table row per paper: the verdict, the headline figures, pending without run."""
+    import json
+    from datetime import UTC, datetime
+
+    from db.repositories.reproductions import ReportRow
+    from scripts.reproduce import render
+
+    entry, pending = get("ubench"), get("raven")
+    figures = {"cd": 1.9148, "chi2": 14.6, "p": 0.0021924, "uscore_midpoint": 49.9955, "uscore_unet_busi": 19.2588}
+    row = ReportRow(
+        0,
+        "r1",
+        "ubench",
+        "reproduced",
+        entry.claim,
+        "because",
+        json.dumps(figures),
+        "[]",
+        "v",
+        1234.0,
+        None,
+        datetime.now(UTC),
+    )
+    text = render([(entry, "ready", row), (pending, "pending", None)])
+    table = [line for line in text.splitlines() if line.startswith("| [")]
+    assert "**reproduced**" in table[0] and "uscore_unet_busi = 19.2588; uscore_midpoint = 49.9955" in table[0]
+    assert table[0].endswith("| 1.23 |")
+    assert table[1].split(" | ")[2] == "pending"
+    assert "Reason: because." in text and "- `chi2`: 14.6" in text
