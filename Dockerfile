@@ -8,7 +8,11 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
     ESTIBENCH_HOST=0.0.0.0 \
     ESTIBENCH_PORT=8000 \
     ESTIBENCH_DATA_DIR=/data \
-    ESTIBENCH_DATABASE_URL=sqlite:////data/estibench.db
+    ESTIBENCH_DATABASE_URL=sqlite:////data/estibench.db \
+    ESTIBENCH_TRUSTED_PROXIES=
+# ESTIBENCH_TRUSTED_PROXIES: the reverse proxy's address(es), comma separated (uvicorn --forwarded-allow-ips, set by
+# scripts/serve.sh); only those may set X-Forwarded-For. Empty (the default): proxy headers are ignored, so behind a
+# proxy every caller would share the proxy's address for rate limits and anonymous job ownership.
 
 RUN useradd --create-home --uid 10001 estibench && mkdir -p /app /data && chown estibench:estibench /app /data
 WORKDIR /app
