@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from service.reproductions.base import Outcome, Step, verdict
-from service.scoring import televal, vimu
+from service.scoring import raven, televal, vimu
 
 Results = Sequence[Mapping[str, Any]]
 TABLE_TOLERANCE = 0.01
@@ -180,5 +180,94 @@ def ubench_plot(results: Results, outcome: Outcome) -> Any:
     right.set_yticks(range(len(ranks)), models)
     right.set_xlabel("average rank (bars: CD/2 either side)")
     right.set_title(f"Friedman p = {friedman['p']:.4f}, CD = {friedman['cd']:.3f}")
+    fig.tight_layout()
+    return fig
+
+
+RAVEN_TOLERANCE = 5e-7
+"""The synthetic table is published to six decimals (overall accuracy to four: half a unit of the last digit)."""
+RAVEN_METRICS = ("overall_acc", "s_l1", "s_l2", "s_l3", "s_main", "s_cons", "s_coh", "strict_pass")
+
+
+def raven_table() -> dict[str, Any]:
+    """RAVEN-Bench's synthetic validation table: one video, groups C1 (consistency) and H1 (coherence)."""
+    text = resources.files("service.reproductions").joinpath("data/raven_synthetic_table.json").read_text()
+    return json.loads(text)
+
+
+def _raven_scores(table: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The scorer's results per setting on the table's key and correctness vectors (wrong answers are 'D')."""
+    keys = [
+        raven.AnswerKeyItem(
+            item_id=f"v__{g['group_key']}_{step}",
+            video_id="v",
+            group_key=g["group_key"],
+            group_family=g["group_family"],
+            group_step=step,
+            level=level,
+            modality_requirement="EO+IR",
+            correct="A",
+        )
+        for g in table["groups"]
+        for step, level in enumerate(g["levels"], start=1)
+    ]
+    out = {}
+    for setting, row in table["settings"].items():
+        flags = row["correct"].replace("|", "")
+        preds = [
+            raven.PredictionItem(item_id=k.item_id, predicted_answer="A" if f == "1" else "D")
+            for k, f in zip(keys, flags, strict=True)
+        ]
+        out[setting] = raven.score(keys, preds, raven.Params(setting=setting, n_resamples=0))
+    return out
+
+
+def raven_judge(results: Results, table: Mapping[str, Any] | None = None) -> Outcome:
+    """Per setting: accuracy, S_L1..3, S_main = mean of the level accuracies, S_cons = mean (c/k)², S_coh = mean
+    correct prefix / k, strict group pass; G_cm = S_main(eo_ir) − max(S_main(eo_only), S_main(ir_only))."""
+    table = table if table is not None else raven_table()
+    scored = _raven_scores(table)
+    measured = {s: {m: r["scores"][m]["value"] for m in RAVEN_METRICS} for s, r in scored.items()}
+    g_cm = raven.cross_modal(scored)["g_cm"]
+    tolerance = {m: (5e-5 if m == "overall_acc" else RAVEN_TOLERANCE) for m in RAVEN_METRICS}
+    worst = max(
+        abs(measured[s][m] - row[m]) / tolerance[m] for s, row in table["settings"].items() for m in RAVEN_METRICS
+    )
+    eo_ir = measured["eo_ir"]
+    figures = {
+        **{f"{s}_{m}": v for s, row in measured.items() for m, v in row.items()},
+        "g_cm": g_cm,
+        "published_g_cm": table["g_cm"],
+    }
+    ok = worst <= 1 and abs(g_cm - table["g_cm"]) <= RAVEN_TOLERANCE and eo_ir["overall_acc"] > eo_ir["strict_pass"]
+    mains = " / ".join(f"{measured[s]['s_main']:.6f}" for s in ("eo_ir", "eo_only", "ir_only"))
+    reason = (
+        f"on the published synthetic table (model answers on the real videos are not public) the scorer gives "
+        f"EO+IR accuracy {eo_ir['overall_acc']:.4f} with strict group pass {eo_ir['strict_pass']:g}, S_main "
+        f"{mains} (EO+IR / EO / IR) and G_cm {g_cm:.7f} (published {table['g_cm']}); every table entry is within "
+        f"{worst:.2f} of half its last published digit"
+    )
+    return Outcome(verdict(ok), figures, reason)
+
+
+def raven_plot(results: Results, outcome: Outcome) -> Any:
+    """Per setting: accuracy, S_main, S_cons, S_coh and strict pass."""
+    from matplotlib.figure import Figure
+
+    f = outcome.figures
+    metrics = ["overall_acc", "s_main", "s_cons", "s_coh", "strict_pass"]
+    fig = Figure(figsize=(7, 3.8))
+    ax = fig.add_subplot()
+    for i, setting in enumerate(("eo_ir", "eo_only", "ir_only")):
+        ax.bar(
+            [j + (i - 1) * 0.27 for j in range(len(metrics))],
+            [f[f"{setting}_{m}"] for m in metrics],
+            width=0.27,
+            label=setting,
+        )
+    ax.set_xticks(range(len(metrics)), ["accuracy", "S_main", "S_cons", "S_coh", "strict pass"])
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"G_cm = {f['g_cm']:.4f}")
+    ax.legend(fontsize=8)
     fig.tight_layout()
     return fig

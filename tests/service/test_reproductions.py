@@ -277,3 +277,15 @@ def test_summary_table_shows_verdict_headline_and_pending():
     assert table[0].endswith("| 1.23 |")
     assert table[1].split(" | ")[2] == "pending"
     assert "Reason: because." in text and "- `chi2`: 14.6" in text
+
+
+def test_raven_table_through_the_scorer_and_a_wrong_published_figure():
+    outcome = get("raven").judge([])
+    assert outcome.figures["eo_ir_overall_acc"] == pytest.approx(0.8333, abs=5e-5)
+    assert outcome.figures["eo_ir_strict_pass"] == 0.0 and outcome.figures["g_cm"] == pytest.approx(0.0952381, abs=5e-8)
+    table = bench.raven_table()
+    table["settings"]["eo_only"]["s_cons"] = 0.39  # (c/k)² of 5 of 8 right is 0.390625
+    assert bench.raven_judge([], table).verdict == "not_reproduced"
+    table = bench.raven_table()
+    table["g_cm"] = 0.1
+    assert bench.raven_judge([], table).verdict == "not_reproduced"
