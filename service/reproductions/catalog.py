@@ -52,8 +52,8 @@ def catalog() -> tuple[Reproduction, ...]:
         Reproduction(
             "snn-threshold",
             "Hard-threshold tails in spiking-network gradient estimators",
-            "Surrogate and LocalZO gradients mismatch the smoothed objective's gradient in proportion to the "
-            "membrane potential mass near the threshold.",
+            "The surrogate gradient's mismatch with the smoothed objective's gradient ranks with the membrane "
+            "potential mass near the threshold, and LocalZO averages to the surrogate direction.",
             requires=("snn.gradient_mismatch",),
             steps=dyn.SNN_STEPS,
             judge=dyn.snn_judge,
@@ -75,7 +75,8 @@ def catalog() -> tuple[Reproduction, ...]:
         Reproduction(
             "axial-slr",
             "Axial attention in single-location regression",
-            "The axial predictor reaches the oracle risk where its simplified variants do not.",
+            "At its oracle parameters the erf-inner axial predictor's risk tends to the Bayes risk ε² as the "
+            "temperature falls, while its semi-linear simplifications stay far above it.",
             requires=("axial_slr.risk",),
             steps=dyn.AXIAL_STEPS,
             judge=dyn.axial_judge,
@@ -96,7 +97,7 @@ def catalog() -> tuple[Reproduction, ...]:
             "layer-patching",
             "Zero-shot model size interpolation by layer patching",
             "The layered dynamic programme finds the cheapest patch set at every added depth, never worse than "
-            "the greedy orders.",
+            "KLPatch's greedy chain or the sequential orders, and strictly better when blocks differ in size.",
             requires=("layer_patching.plan",),
             steps=llm.layer_patching_steps(),
             judge=llm.layer_patching_judge,
