@@ -3,16 +3,55 @@
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, GetCoreSchemaHandler
+from pydantic_core import CoreSchema, core_schema
 
 MAX_JSON_ARRAY = 100_000
 """A JSON array parameter holds at most this many elements."""
 
 
+def _integral(value: Any) -> Any:
+    """``4032.0`` as ``4032``: a number with a zero fractional part is an integer, as in JSON Schema."""
+    if type(value) is float and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    return value
+
+
+def _integral_items(value: Any) -> Any:
+    """``_integral`` over a list of integers, one pass over the types when it holds no float."""
+    if type(value) is list and float in map(type, value):
+        return [_integral(v) for v in value]
+    return value
+
+
+_INTEGRAL = (_integral, _integral_items)
+
+
+def _accept_integral(schema: Any) -> Any:
+    """The core schema with every integer schema (and list of integers) preceded by ``_integral``."""
+    if isinstance(schema, list):
+        return [_accept_integral(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if schema.get("type") == "function-before" and schema.get("function", {}).get("function") in _INTEGRAL:
+        return schema
+    if schema.get("type") == "list" and schema.get("items_schema", {}).get("type") == "int":
+        return core_schema.no_info_before_validator_function(_integral_items, schema)
+    walked = {k: _accept_integral(v) for k, v in schema.items()}
+    if walked.get("type") == "int":
+        return core_schema.no_info_before_validator_function(_integral, walked)
+    return walked
+
+
 class StrictModel(BaseModel):
-    """Input model: unknown fields rejected, no coercion (``"1.5"`` or ``false`` is not a float), finite floats."""
+    """Input model: unknown fields rejected, no coercion (``"1.5"`` or ``false`` is not a float), finite floats.
+    An integer field accepts an integral number such as ``4032.0`` (JSON Schema's ``integer``), nothing else."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False, frozen=False)
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: type[BaseModel], handler: GetCoreSchemaHandler) -> CoreSchema:
+        return _accept_integral(handler(source))
 
 
 class ResultModel(BaseModel):
