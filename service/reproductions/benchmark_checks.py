@@ -117,7 +117,7 @@ UBENCH_STEPS = (
     Step("ubench.friedman_nemenyi", {"scores": FRIEDMAN_SCORES, "models": ["A", "B", "C", "D"]}),
 )
 """U-Net on BUSI and the calculator's midpoint model; Friedman and Nemenyi over 6 datasets × 4 models."""
-UBENCH_PUBLISHED = {
+UBENCH_REFERENCE = {
     "uscore_unet_busi": 19.2588,
     "uscore_midpoint": 49.9955,
     "avg_ranks": [1.167, 2.0, 3.0, 3.833],
@@ -133,12 +133,12 @@ UBENCH_TOLERANCE = {
     "p": 5e-7,
     "cd": 5e-5,
 }
-"""Half a unit of the last published digit of each figure."""
+"""Half a unit of the last digit given of each figure."""
 
 
 def ubench_judge(results: Results) -> Outcome:
     """U-Score = 100/(α/ã + (1 − α)/Eff) with Eff the weighted harmonic mean of the efficiency components, and the
-    Friedman χ² with the Nemenyi critical difference q_α√(k(k+1)/(6N)), against the published figures."""
+    Friedman χ² with the Nemenyi critical difference q_α√(k(k+1)/(6N)), against the reference figures."""
     unet, mid, friedman = results
     figures: dict[str, Any] = {
         "uscore_unet_busi": unet["uscore_100"],
@@ -150,15 +150,15 @@ def ubench_judge(results: Results) -> Outcome:
     }
     off = {
         k: max(abs(a - b) for a, b in zip(np.atleast_1d(figures[k]), np.atleast_1d(v), strict=True))
-        for k, v in UBENCH_PUBLISHED.items()
+        for k, v in UBENCH_REFERENCE.items()
     }
     ok = all(off[k] <= UBENCH_TOLERANCE[k] for k in off)
-    figures["published"] = UBENCH_PUBLISHED
+    figures["reference"] = UBENCH_REFERENCE
     reason = (
-        f"U-Score {unet['uscore_100']:.4f} for U-Net on BUSI and {mid['uscore_100']:.4f} at the midpoint (published "
+        f"U-Score {unet['uscore_100']:.4f} for U-Net on BUSI and {mid['uscore_100']:.4f} at the midpoint (reference "
         f"19.2588, 49.9955); Friedman chi2 {friedman['chi2']:.2f}, p {friedman['p']:.6f}, Nemenyi CD "
-        f"{friedman['cd']:.4f} (published 14.6, 0.002192, 1.9148); the largest deviation is "
-        f"{max(off[k] / UBENCH_TOLERANCE[k] for k in off):.2f} of half the last published digit"
+        f"{friedman['cd']:.4f} (reference 14.6, 0.002192, 1.9148); the largest deviation is "
+        f"{max(off[k] / UBENCH_TOLERANCE[k] for k in off):.2f} of half the last digit given"
     )
     return Outcome(verdict(ok), figures, reason)
 
@@ -185,7 +185,7 @@ def ubench_plot(results: Results, outcome: Outcome) -> Any:
 
 
 RAVEN_TOLERANCE = 5e-7
-"""The synthetic table is published to six decimals (overall accuracy to four: half a unit of the last digit)."""
+"""The synthetic table is given to six decimals (overall accuracy to four: half a unit of the last digit)."""
 RAVEN_METRICS = ("overall_acc", "s_l1", "s_l2", "s_l3", "s_main", "s_cons", "s_coh", "strict_pass")
 
 
@@ -237,15 +237,15 @@ def raven_judge(results: Results, table: Mapping[str, Any] | None = None) -> Out
     figures = {
         **{f"{s}_{m}": v for s, row in measured.items() for m, v in row.items()},
         "g_cm": g_cm,
-        "published_g_cm": table["g_cm"],
+        "reference_g_cm": table["g_cm"],
     }
     ok = worst <= 1 and abs(g_cm - table["g_cm"]) <= RAVEN_TOLERANCE and eo_ir["overall_acc"] > eo_ir["strict_pass"]
     mains = " / ".join(f"{measured[s]['s_main']:.6f}" for s in ("eo_ir", "eo_only", "ir_only"))
     reason = (
-        f"on the published synthetic table (model answers on the real videos are not public) the scorer gives "
+        f"on the synthetic validation table (model answers on the real videos are not public) the scorer gives "
         f"EO+IR accuracy {eo_ir['overall_acc']:.4f} with strict group pass {eo_ir['strict_pass']:g}, S_main "
-        f"{mains} (EO+IR / EO / IR) and G_cm {g_cm:.7f} (published {table['g_cm']}); every table entry is within "
-        f"{worst:.2f} of half its last published digit"
+        f"{mains} (EO+IR / EO / IR) and G_cm {g_cm:.7f} (reference {table['g_cm']}); every table entry is within "
+        f"{worst:.2f} of half its last digit given"
     )
     return Outcome(verdict(ok), figures, reason)
 

@@ -58,7 +58,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=dyn.SNN_STEPS,
             judge=dyn.snn_judge,
             plot=dyn.snn_plot,
-            headline=("spearman_band_vs_mismatch_abs", "published_spearman", "localzo_mc_rel_err"),
+            headline=("spearman_band_vs_mismatch_abs", "reference_spearman", "localzo_mc_rel_err"),
         ),
         Reproduction(
             "moead-omm",
@@ -81,7 +81,7 @@ def catalog() -> tuple[Reproduction, ...]:
             steps=dyn.AXIAL_STEPS,
             judge=dyn.axial_judge,
             plot=dyn.axial_plot,
-            headline=("axial_nonlinear", "published_axial_nonlinear", "axial_linear", "axial_const"),
+            headline=("axial_nonlinear", "reference_axial_nonlinear", "axial_linear", "axial_const"),
         ),
         Reproduction(
             "predictive-coding",

@@ -43,7 +43,7 @@ CROSSING_TOLERANCE = 1e-8
 """Bisection locates a crossing to 1e-10 in the parameter; 1e-8 leaves room for the grid's rounding."""
 HC_NORM_1_3 = 1.57
 NORM_TOLERANCE = 0.01
-"""The published equilibrium norm at a_r = 1.3 is given to two decimals."""
+"""The reference equilibrium norm at a_r = 1.3 is given to two decimals."""
 
 
 def _crossing(res: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -120,9 +120,9 @@ def hyperconnections_plot(results: Results, outcome: Outcome) -> Any:
 
 
 UNROLL_K0 = [0, 50, 150]
-UNROLL_PUBLISHED_PEAKS = [17.7, 10.5, 3.6]
+UNROLL_REFERENCE_PEAKS = [17.7, 10.5, 3.6]
 UNROLL_PEAK_TOLERANCE = 0.006
-"""The published peaks have three significant digits: half a unit of the last one, relative."""
+"""The reference peaks have three significant digits: half a unit of the last one, relative."""
 PEAK_TIME_TOLERANCE = 0.15
 """The bound's transient term places the peak; the error's other component moves it by up to about a tenth of
 1/ln(1/ρ), so the peak must lie within 15 % of 1/ln(1/ρ) of k0 + 1/ln(1/ρ)."""
@@ -168,13 +168,13 @@ def unrolling_judge(results: Results) -> Outcome:
         "t_peak": [c["t_peak"] for c in curves],
         "predicted_t_peak": [c["predicted_t_peak"] for c in curves],
         "peak_rel_error": peaks,
-        "published_peak_rel_error": UNROLL_PUBLISHED_PEAKS,
+        "reference_peak_rel_error": UNROLL_REFERENCE_PEAKS,
         "rel_error_at_K": [c["rel_error_at_K"] for c in curves],
         "bound_violations": violations,
     }
     ok = (
         all(abs(o) <= PEAK_TIME_TOLERANCE * horizon for o in offsets)
-        and all(abs(p / q - 1) <= UNROLL_PEAK_TOLERANCE for p, q in zip(peaks, UNROLL_PUBLISHED_PEAKS, strict=True))
+        and all(abs(p / q - 1) <= UNROLL_PEAK_TOLERANCE for p, q in zip(peaks, UNROLL_REFERENCE_PEAKS, strict=True))
         and violations == 0
         and all(c["peak_rel_error"] > 1 and c["rel_error_at_K"] < c["peak_rel_error"] for c in curves)
     )
@@ -182,8 +182,8 @@ def unrolling_judge(results: Results) -> Outcome:
     reason = (
         f"peaks at t = {', '.join(str(c['t_peak']) for c in curves)} against k0 + 1/ln(1/rho) = "
         f"{predicted} (within {PEAK_TIME_TOLERANCE:.0%} of "
-        f"{horizon:.1f}), peak errors {', '.join(f'{p:.3g}' for p in peaks)} against the published "
-        f"{', '.join(map(str, UNROLL_PUBLISHED_PEAKS))}; the bound holds at every iteration ({violations} violations)"
+        f"{horizon:.1f}), peak errors {', '.join(f'{p:.3g}' for p in peaks)} against the reference "
+        f"{', '.join(map(str, UNROLL_REFERENCE_PEAKS))}; the bound holds at every iteration ({violations} violations)"
     )
     return Outcome(verdict(ok), figures, reason)
 
@@ -220,7 +220,7 @@ SNN_STEPS = (
 )
 """Sixty random LIF networks 20 → 30 → 5 (T = 8, B = 32, seeds 0-59) with the gaussian(0.5) surrogate, then
 LocalZO with 64 draws on seed 0."""
-SNN_PUBLISHED_RHO = 0.89
+SNN_REFERENCE_RHO = 0.89
 RHO_TOLERANCE = 0.02
 """The reference rank correlation over the same sixty draws is given to two decimals."""
 LOCALZO_SE_FACTOR = 3.0
@@ -239,17 +239,17 @@ def snn_judge(results: Results) -> Outcome:
     figures = {
         "networks": len(nets),
         "spearman_band_vs_mismatch_abs": rho,
-        "published_spearman": SNN_PUBLISHED_RHO,
+        "reference_spearman": SNN_REFERENCE_RHO,
         "localzo_mc_rel_err": lz["mc_rel_err"],
         "localzo_allowance": allowance,
         "localzo_draws": lz["draws"],
         "sg_mismatch_abs_seed0": zo["mismatch_abs"],
         "localzo_mismatch_abs_seed0": lz["mismatch_abs"],
     }
-    ok = abs(rho - SNN_PUBLISHED_RHO) <= RHO_TOLERANCE and lz["mc_rel_err"] <= allowance
+    ok = abs(rho - SNN_REFERENCE_RHO) <= RHO_TOLERANCE and lz["mc_rel_err"] <= allowance
     reason = (
         f"over {len(nets)} networks the band fraction at |u| <= {SNN_WIDTH} ranks with the surrogate-gradient "
-        f"mismatch at Spearman {rho:.3f} (published {SNN_PUBLISHED_RHO} +- {RHO_TOLERANCE}); {lz['draws']} LocalZO "
+        f"mismatch at Spearman {rho:.3f} (reference {SNN_REFERENCE_RHO} +- {RHO_TOLERANCE}); {lz['draws']} LocalZO "
         f"draws average to the surrogate direction within {lz['mc_rel_err']:.4f} (allowance {allowance:.4f})"
     )
     return Outcome(verdict(ok), figures, reason)
@@ -273,7 +273,7 @@ def snn_plot(results: Results, outcome: Outcome) -> Any:
 AXIAL_SETTINGS = [(100.0, 0.05), (1000.0, 0.005)]
 AXIAL_STEPS = tuple(Step("axial_slr.risk", {"ell": ell, "lambda_r": lam}) for ell, lam in AXIAL_SETTINGS)
 """Oracle risks at M = N = 5, d = 20, γ = 1, ε = 0.1, 20,000 draws (seed 0)."""
-AXIAL_PUBLISHED = {
+AXIAL_REFERENCE = {
     "axial_nonlinear": [0.0225, 0.0101],
     "axial_linear": [21.7, 21.5],
     "axial_const": [4.34, 4.00],
@@ -294,21 +294,21 @@ def axial_judge(results: Results) -> Outcome:
     figures = {
         "ell_lambda": AXIAL_SETTINGS,
         "bayes_risk": bayes,
-        **{name: [r[name]["risk"] for r in risks] for name in AXIAL_PUBLISHED},
-        **{f"published_{name}": v for name, v in AXIAL_PUBLISHED.items()},
+        **{name: [r[name]["risk"] for r in risks] for name in AXIAL_REFERENCE},
+        **{f"reference_{name}": v for name, v in AXIAL_REFERENCE.items()},
     }
     erf = [r["axial_nonlinear"] for r in risks]
     ok = (
         all(
             abs(e["risk"] - p) <= AXIAL_SE * e["se"] + 5e-5
-            for e, p in zip(erf, AXIAL_PUBLISHED["axial_nonlinear"], strict=True)
+            for e, p in zip(erf, AXIAL_REFERENCE["axial_nonlinear"], strict=True)
         )
         and erf[-1]["risk"] <= NEAR_BAYES * bayes
         and erf[-1]["risk"] < erf[0]["risk"]
         and min(risks[-1]["axial_linear"]["risk"], risks[-1]["axial_const"]["risk"]) >= SEMILINEAR_GAP * bayes
     )
     reason = (
-        f"the erf-inner risk falls from {erf[0]['risk']:.4f} to {erf[-1]['risk']:.4f} (published 0.0225, 0.0101; "
+        f"the erf-inner risk falls from {erf[0]['risk']:.4f} to {erf[-1]['risk']:.4f} (reference 0.0225, 0.0101; "
         f"Bayes {bayes:.4f}) while the linear and constant inner variants stay at "
         f"{risks[-1]['axial_linear']['risk']:.1f} and {risks[-1]['axial_const']['risk']:.2f}"
     )
@@ -321,7 +321,7 @@ def axial_plot(results: Results, outcome: Outcome) -> Any:
 
     fig = Figure(figsize=(6.5, 4))
     ax = fig.add_subplot()
-    names = list(AXIAL_PUBLISHED)
+    names = list(AXIAL_REFERENCE)
     width = 0.38
     for i, (res, (ell, lam)) in enumerate(zip(results, AXIAL_SETTINGS, strict=True)):
         by = {v["predictor"]: v["risk"] for v in res["variants"]}
@@ -347,7 +347,7 @@ PC_STEPS = tuple(
     for depth, width in PC_NETS
 )
 """Deep linear networks 20 → width → … → 5 (depth weight layers), one sample per draw, η = 1e-3, seed 0."""
-PC_PUBLISHED = {"ta_bp": [0.902, 0.806, 0.791, 0.961], "ta_pc": [0.977, 0.911, 0.900, 1.000]}
+PC_REFERENCE = {"ta_bp": [0.902, 0.806, 0.791, 0.961], "ta_pc": [0.977, 0.911, 0.900, 1.000]}
 PC_SE = 3.0
 """PC must beat BP by three standard errors of the mean paired difference over the draws."""
 
@@ -364,7 +364,7 @@ def predictive_coding_judge(results: Results) -> Outcome:
         "ta_pc": [r["ta_pc"] for r in results],
         "pc_minus_bp": gaps,
         "pc_minus_bp_se": ses,
-        **{f"published_{k}": v for k, v in PC_PUBLISHED.items()},
+        **{f"reference_{k}": v for k, v in PC_REFERENCE.items()},
     }
     narrow = [i for i, (_, w) in enumerate(PC_NETS) if w == 8]
     ok = (
@@ -381,7 +381,7 @@ def predictive_coding_judge(results: Results) -> Outcome:
 
 
 def predictive_coding_plot(results: Results, outcome: Outcome) -> Any:
-    """TA of BP and PC per network, ours with standard errors of the gap, published as crosses."""
+    """TA of BP and PC per network, ours with standard errors of the gap, the reference measurement as crosses."""
     from matplotlib.figure import Figure
 
     f = outcome.figures
@@ -390,8 +390,8 @@ def predictive_coding_plot(results: Results, outcome: Outcome) -> Any:
     x = range(len(PC_NETS))
     ax.bar([i - 0.2 for i in x], f["ta_bp"], width=0.4, label="BP (ours)")
     ax.bar([i + 0.2 for i in x], f["ta_pc"], width=0.4, label="PC (ours)")
-    ax.plot([i - 0.2 for i in x], f["published_ta_bp"], "kx", label="published")
-    ax.plot([i + 0.2 for i in x], f["published_ta_pc"], "kx")
+    ax.plot([i - 0.2 for i in x], f["reference_ta_bp"], "kx", label="reference")
+    ax.plot([i + 0.2 for i in x], f["reference_ta_pc"], "kx")
     ax.set_xticks(list(x), [f"depth {d}\nwidth {w}" for d, w in PC_NETS])
     ax.set_ylim(0.5, 1.02)
     ax.set_ylabel(f"target alignment (mean of {PC_DRAWS} draws)")

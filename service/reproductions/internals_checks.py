@@ -16,13 +16,13 @@ TIE = 1e-9
 
 LP = "layer_patching.plan"
 KNAPSACK = {"block_sizes": [2, 3, 2, 3, 3, 3], "delta": [-1.243, -0.216, -1.344, -1.606, 0.426, 0.065]}
-KNAPSACK_PUBLISHED = {"dp": -2.587, "dp_patched": [0, 2], "greedy": -1.606, "greedy_patched": [3]}
+KNAPSACK_REFERENCE = {"dp": -2.587, "dp_patched": [0, 2], "greedy": -1.606, "greedy_patched": [3]}
 MONOTONE = {"block_sizes": [2, 2, 2, 3], "delta": [-1.0, -2.0, -3.0, -4.0]}
-MONOTONE_PUBLISHED = {"last_to_first": -4.0, "dp": -5.0}
+MONOTONE_REFERENCE = {"last_to_first": -4.0, "dp": -5.0}
 LP_INSTANCES = 300
-LP_PUBLISHED_GAP = 2.2545
+LP_REFERENCE_GAP = 2.2545
 GAP_TOLERANCE = 5e-5
-"""The published mean gap over the same 300 seeded instances has four decimals."""
+"""The reference mean gap over the same 300 seeded instances has four decimals."""
 
 
 def layer_patching_steps() -> tuple[Step, ...]:
@@ -85,29 +85,29 @@ def layer_patching_judge(results: Results) -> Outcome:
         "instances": len(additive),
         "depth_pairs": len(gaps),
         "mean_gap_sequential_minus_dp": mean_gap,
-        "published_mean_gap": LP_PUBLISHED_GAP,
+        "reference_mean_gap": LP_REFERENCE_GAP,
         "dp_above_a_chain": dp_above,
         "greedy_not_dp_additive": greedy_off,
         "greedy_above_sequential_additive": greedy_above_sequential,
     }
     ok = (
-        k["dp"]["patched"] == KNAPSACK_PUBLISHED["dp_patched"]
-        and abs(k["dp"]["cost"] - KNAPSACK_PUBLISHED["dp"]) <= TIE
-        and k["klpatch"]["patched"] == KNAPSACK_PUBLISHED["greedy_patched"]
-        and abs(k["klpatch"]["cost"] - KNAPSACK_PUBLISHED["greedy"]) <= TIE
-        and abs(m["dp"]["cost"] - MONOTONE_PUBLISHED["dp"]) <= TIE
-        and abs(m["last_to_first"]["cost"] - MONOTONE_PUBLISHED["last_to_first"]) <= TIE
+        k["dp"]["patched"] == KNAPSACK_REFERENCE["dp_patched"]
+        and abs(k["dp"]["cost"] - KNAPSACK_REFERENCE["dp"]) <= TIE
+        and k["klpatch"]["patched"] == KNAPSACK_REFERENCE["greedy_patched"]
+        and abs(k["klpatch"]["cost"] - KNAPSACK_REFERENCE["greedy"]) <= TIE
+        and abs(m["dp"]["cost"] - MONOTONE_REFERENCE["dp"]) <= TIE
+        and abs(m["last_to_first"]["cost"] - MONOTONE_REFERENCE["last_to_first"]) <= TIE
         and dp_above == 0
         and greedy_off == 0
         and greedy_above_sequential == 0
-        and abs(mean_gap - LP_PUBLISHED_GAP) <= GAP_TOLERANCE
+        and abs(mean_gap - LP_REFERENCE_GAP) <= GAP_TOLERANCE
     )
     reason = (
         f"knapsack example at depth 2: DP {k['dp']['patched']} at {k['dp']['cost']:.3f} against greedy "
         f"{k['klpatch']['patched']} at {k['klpatch']['cost']:.3f}; unequal blocks: DP {m['dp']['cost']:g} against "
         f"last-to-first {m['last_to_first']['cost']:g}; over {len(additive)} additive instances ({len(gaps)} depths) "
         f"DP = greedy <= sequential with {greedy_off + greedy_above_sequential} exceptions, mean sequential gap "
-        f"{mean_gap:.4f} (published {LP_PUBLISHED_GAP}); DP above a chain {dp_above} times"
+        f"{mean_gap:.4f} (reference {LP_REFERENCE_GAP}); DP above a chain {dp_above} times"
     )
     return Outcome(verdict(ok), figures, reason)
 
@@ -145,9 +145,9 @@ READOUT_W = (2.0, -1.0, 0.5, 1.0)
 READOUT_H = (0.25, 0.5, 0.0, 0.25)
 STEER_AXIS = (0.6, 0.0, 0.0, 0.8)
 SOFT_TARGET = 0.7
-STEER_PUBLISHED = {"alpha_star": 0.2986489, "pressure": [0.2756470, -0.3276191, -0.4903577]}
+STEER_REFERENCE = {"alpha_star": 0.2986489, "pressure": [0.2756470, -0.3276191, -0.4903577]}
 LAW_TOLERANCE = 1e-6
-"""The published pressures have seven decimals."""
+"""The reference pressures have seven decimals."""
 
 
 def _pressure_grads(target: float, alphas: Sequence[float]) -> dict[str, list]:
@@ -182,12 +182,12 @@ def steering_judge(results: Results) -> Outcome:
     flip = cos[methods.index(f"q{SOFT_TARGET:g}_alpha0")][methods.index(f"q{SOFT_TARGET:g}_alpha2")]
     figures = {
         "pressure_soft_target": soft,
-        "published_pressure_soft_target": STEER_PUBLISHED["pressure"],
+        "reference_pressure_soft_target": STEER_REFERENCE["pressure"],
         "pressure_one_hot": onehot,
         "cos_g0_g_star_plus_1": flip,
     }
     ok = (
-        all(abs(a - b) <= LAW_TOLERANCE for a, b in zip(soft, STEER_PUBLISHED["pressure"], strict=True))
+        all(abs(a - b) <= LAW_TOLERANCE for a, b in zip(soft, STEER_REFERENCE["pressure"], strict=True))
         and soft[0] > 0 > soft[1] > soft[2]
         and all(p > 0 for p in onehot)
         and abs(flip + 1) <= LAW_TOLERANCE
@@ -195,7 +195,7 @@ def steering_judge(results: Results) -> Outcome:
     reason = (
         f"on the synthetic logistic readout (real fine-tuning gradients are not public) the trait pressure along the "
         f"steering axis goes {soft[0]:+.7f}, {soft[1]:+.7f}, {soft[2]:+.7f} at alpha = 0, alpha*+1/2, alpha*+1 "
-        f"(published {', '.join(f'{p:+.7f}' for p in STEER_PUBLISHED['pressure'])}) and stays positive with a "
+        f"(reference {', '.join(f'{p:+.7f}' for p in STEER_REFERENCE['pressure'])}) and stays positive with a "
         f"one-hot target ({min(onehot):+.4f} at least); the gradients before and after reversal have cosine {flip:.6f}"
     )
     return Outcome(verdict(ok), figures, reason)
@@ -210,7 +210,7 @@ def steering_plot(results: Results, outcome: Outcome) -> Any:
     ax = fig.add_subplot()
     labels = ["0", "alpha* + 1/2", "alpha* + 1"]
     ax.plot(labels, f["pressure_soft_target"], "o-", label=f"soft target q = {SOFT_TARGET}")
-    ax.plot(labels, f["published_pressure_soft_target"], "kx", label="published")
+    ax.plot(labels, f["reference_pressure_soft_target"], "kx", label="reference")
     ax.plot(labels, f["pressure_one_hot"], "s-", label="one-hot target q = 1")
     ax.axhline(0.0, color="k", lw=0.5)
     ax.set_xlabel("steering coefficient")

@@ -189,13 +189,13 @@ def test_predictive_coding_gap_and_a_reversed_one():
     results = run_steps("predictive-coding")
     f = get("predictive-coding").judge(results).figures
     assert all(g > 0 for g in f["pc_minus_bp"])
-    assert f["ta_pc"][3] == pytest.approx(1.0, abs=2e-3)  # wide and deep: PC near-optimal (published 1.000)
+    assert f["ta_pc"][3] == pytest.approx(1.0, abs=2e-3)  # wide and deep: PC near-optimal (reference 1.000)
     reversed_gap = copy.deepcopy(results)
     reversed_gap[1]["pc_minus_bp"] = -reversed_gap[1]["pc_minus_bp"]
     assert judge("predictive-coding", reversed_gap) == "not_reproduced"
 
 
-def test_layer_patching_published_figures_and_a_suboptimal_greedy():
+def test_layer_patching_reference_figures_and_a_suboptimal_greedy():
     results = run_steps("layer-patching")
     f = get("layer-patching").judge(results).figures
     assert f["knapsack_dp"] == [[0, 2], pytest.approx(-2.587, abs=1e-9)]
@@ -209,7 +209,7 @@ def test_layer_patching_published_figures_and_a_suboptimal_greedy():
 def test_persona_steering_law_and_no_reversal():
     results = run_steps("persona-steering")
     f = get("persona-steering").judge(results).figures
-    assert f["pressure_soft_target"] == pytest.approx(llm.STEER_PUBLISHED["pressure"], abs=1e-7)
+    assert f["pressure_soft_target"] == pytest.approx(llm.STEER_REFERENCE["pressure"], abs=1e-7)
     no_reversal = copy.deepcopy(results)
     for sig in no_reversal[0]["signatures"]:
         sig["layers"][0]["pressure"] = abs(sig["layers"][0]["pressure"])
@@ -234,7 +234,7 @@ def test_ubench_figures_and_an_off_uscore():
     off = copy.deepcopy(results)
     off[0]["uscore_100"] += 1e-3
     assert judge("ubench", off) == "not_reproduced"
-    assert bench.UBENCH_TOLERANCE.keys() == bench.UBENCH_PUBLISHED.keys()
+    assert bench.UBENCH_TOLERANCE.keys() == bench.UBENCH_REFERENCE.keys()
 
 
 @pytest.mark.slow
@@ -279,7 +279,7 @@ def test_summary_table_shows_verdict_headline_and_pending():
     assert "Reason: because." in text and "- `chi2`: 14.6" in text
 
 
-def test_raven_table_through_the_scorer_and_a_wrong_published_figure():
+def test_raven_table_through_the_scorer_and_a_wrong_reference_figure():
     outcome = get("raven").judge([])
     assert outcome.figures["eo_ir_overall_acc"] == pytest.approx(0.8333, abs=5e-5)
     assert outcome.figures["eo_ir_strict_pass"] == 0.0 and outcome.figures["g_cm"] == pytest.approx(0.0952381, abs=5e-8)
