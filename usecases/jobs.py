@@ -32,6 +32,7 @@ from huey.exceptions import TaskTimeout
 from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
+from db import locks
 from db.repositories import jobs as repo
 from db.repositories.jobs import JobRow
 from service.errors import Cancelled, DomainError
@@ -197,6 +198,7 @@ class JobQueue:
                 values.update(status="succeeded", run_id=existing_run_id, progress_fraction=1.0, finished_at=now)
                 values["progress_message"] = "identical run found"
             else:
+                locks.serialize_on(conn, f"jobs:key:{api_key_id}" if api_key_id else f"jobs:client:{values['client']}")
                 active = repo.count_active(conn, api_key_id=api_key_id, client=values["client"])
                 if active >= self.settings.max_jobs_per_key:
                     raise QuotaExceeded(

@@ -93,19 +93,18 @@ def request_run(services: Services, principal: Principal | None, slug: str, clie
     )
 
 
-def _run_step(services: Services, name: str, params: dict[str, Any], api_key_id: str | None) -> tuple[str, dict]:
-    """One estimator call of a check through the run store: (run id, result)."""
+def _run_step(services: Services, name: str, params: dict[str, Any]) -> tuple[str, dict]:
+    """One estimator call of a check through the run store: (run id, result). The runs are public like the report
+    that lists them, so they are stored without a key (a run made with a key is visible only to it and admins)."""
     spec = ESTIMATORS[name]
     model = spec.params_model.model_validate(params)
     params_json = runs.canonical_params(model)
     key: CacheKey = ("estimator", spec.name, spec.version, runs.sha256_hex(params_json))
-    row, _ = runs.stored_or_computed(
-        services.engines, key, params_json, lambda: spec.fn(model, no_progress), api_key_id
-    )
+    row, _ = runs.stored_or_computed(services.engines, key, params_json, lambda: spec.fn(model, no_progress), None)
     return row.id, json.loads(row.result)
 
 
-def run_check(services: Services, slug: str, job_id: str | None, api_key_id: str | None, progress: Progress) -> str:
+def run_check(services: Services, slug: str, job_id: str | None, progress: Progress) -> str:
     """Run the check of ``slug`` now and store its report; returns the report id."""
     entry = _entry(slug)
     start = time.perf_counter()
@@ -117,7 +116,7 @@ def run_check(services: Services, slug: str, job_id: str | None, api_key_id: str
         results = []
         for i, step in enumerate(entry.steps):
             progress(i / max(len(entry.steps), 1), f"running {step.name}")
-            run_id, result = _run_step(services, step.name, dict(step.params), api_key_id)
+            run_id, result = _run_step(services, step.name, dict(step.params))
             run_ids.append(run_id)
             results.append(result)
         outcome = entry.judge(results)
@@ -143,7 +142,7 @@ def run_check(services: Services, slug: str, job_id: str | None, api_key_id: str
 
 def run_reproduction_job(services: Services, job: JobRow, progress: Progress) -> None:
     """The ``reproduction`` job kind: run the check named ``job.name`` and store its report."""
-    run_check(services, job.name, job.id, job.api_key_id, progress)
+    run_check(services, job.name, job.id, progress)
 
 
 def report_figure(services: Services, entry: Reproduction, row: ReportRow) -> Any:

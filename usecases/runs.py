@@ -179,12 +179,21 @@ def stored_or_computed(
 
 
 def _owner_filter(services: Services, principal: Principal | None) -> dict[str, Any]:
-    """With ``REQUIRE_KEYS`` a key sees its own runs (an admin sees all); otherwise runs are open."""
-    if not services.settings.require_keys:
+    """Who sees which runs: an admin every run; a run made with a key only that key (and admins), in every mode;
+    runs made without a key everyone, except with ``REQUIRE_KEYS``, where a key sees only its own runs."""
+    if principal is not None and principal.is_admin:
         return {}
-    if principal is None:
-        raise Unauthorized("an API key is required")
-    return {} if principal.is_admin else {"only_key": True, "api_key_id": principal.key_id}
+    if services.settings.require_keys:
+        if principal is None:
+            raise Unauthorized("an API key is required")
+        return {"only_key": True, "api_key_id": principal.key_id}
+    return {"only_key": True, "api_key_id": principal.key_id if principal else None, "anonymous_too": True}
+
+
+def _may_see(owner: dict[str, Any], row: RunRow) -> bool:
+    if not owner.get("only_key"):
+        return True
+    return row.api_key_id == owner["api_key_id"] or (owner.get("anonymous_too", False) and row.api_key_id is None)
 
 
 def list_runs(
@@ -196,7 +205,8 @@ def list_runs(
     limit: int,
     before_seq: int | None,
 ) -> tuple[list[RunRow], int | None]:
-    """A page of runs, newest first, and the ``seq`` to continue below (None on the last page)."""
+    """A page of the runs the caller may see (``_owner_filter``), newest first, and the ``seq`` to continue below
+    (None on the last page)."""
     owner = _owner_filter(services, principal)
     with services.engines.read.connect() as conn:
         rows = runs_repo.list_page(conn, kind=kind, name=name, limit=limit + 1, before_seq=before_seq, **owner)
@@ -207,13 +217,13 @@ def list_runs(
 def _visible(conn: Connection, services: Services, principal: Principal | None, run_id: str) -> RunRow:
     owner = _owner_filter(services, principal)
     row = runs_repo.get(conn, run_id)
-    if row is None or (owner.get("only_key") and row.api_key_id != owner["api_key_id"]):
+    if row is None or not _may_see(owner, row):
         raise NotFound(f"no run {run_id!r}")
     return row
 
 
 def get_run(services: Services, principal: Principal | None, run_id: str) -> RunRow:
-    """One stored run with its artifact names (with ``REQUIRE_KEYS``: the key's own runs, or any for an admin)."""
+    """One stored run with its artifact names, if the caller may see it (``_owner_filter``)."""
     with services.engines.read.connect() as conn:
         (row,) = _with_artifacts(conn, [_visible(conn, services, principal, run_id)])
     return row

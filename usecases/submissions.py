@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection
 
+from db import locks
 from db.repositories import idempotency as idem_repo
 from db.repositories import submissions as sub_repo
 from db.repositories.submissions import SubmissionRow
@@ -108,6 +109,7 @@ def _create(services: Services, principal: Principal, benchmark_id: str, new: Ne
     day = now.replace(hour=0, minute=0, second=0, microsecond=0)
     quota = loaded.benchmark.max_submissions_per_day
     with services.engines.write.begin() as conn:
+        locks.serialize_on(conn, f"quota:{benchmark_id}:{principal.key_id}")
         if sub_repo.count_since(conn, benchmark_id, principal.key_id, day) >= quota:
             retry = int((_next_utc_midnight(now) - now).total_seconds()) + 1
             raise QuotaExceeded(f"daily quota of {quota} submissions to this benchmark is used", retry)

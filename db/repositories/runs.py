@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import Connection, bindparam, select
+from sqlalchemy import Connection, bindparam, or_, select
 from sqlalchemy.exc import IntegrityError
 
 from db.models import Run
@@ -81,8 +81,10 @@ def list_page(
     before_seq: int | None,
     api_key_id: str | None = None,
     only_key: bool = False,
+    anonymous_too: bool = False,
 ) -> list[RunRow]:
-    """Newest first; keyset on ``seq`` (strictly below ``before_seq``); ``limit`` rows at most."""
+    """Newest first; keyset on ``seq`` (strictly below ``before_seq``); ``limit`` rows at most. With ``only_key``
+    the runs of ``api_key_id`` (None: runs made without a key), and with ``anonymous_too`` those made without one."""
     stmt = select(*_COLUMNS).order_by(Run.seq.desc()).limit(limit)
     if kind is not None:
         stmt = stmt.where(Run.kind == kind)
@@ -91,5 +93,6 @@ def list_page(
     if before_seq is not None:
         stmt = stmt.where(Run.seq < before_seq)
     if only_key:
-        stmt = stmt.where(Run.api_key_id == api_key_id)
+        own = Run.api_key_id.is_(None) if api_key_id is None else Run.api_key_id == api_key_id
+        stmt = stmt.where(or_(own, Run.api_key_id.is_(None)) if anonymous_too else own)
     return [_row(r) for r in conn.execute(stmt)]
