@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import logging
 import secrets
+import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from db import locks
 from db.repositories import api_keys as repo
 from db.repositories.api_keys import ApiKeyRow
 from usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
@@ -18,8 +22,8 @@ from usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 if TYPE_CHECKING:
     from usecases.services import Services
 
+log = logging.getLogger("estibench.keys")
 SCOPES = ("estimators:run", "benchmarks:write", "submissions:write", "admin")
-BOOTSTRAP_ADMIN_ID = "00000000-0000-0000-0000-000000000001"
 MAX_TOKEN_LENGTH = 256
 
 
@@ -77,15 +81,74 @@ def require_for_runs(services: Services, principal: Principal | None) -> Princip
     return require(principal, "estimators:run") if services.settings.require_keys else principal
 
 
-def ensure_bootstrap_admin(services: Services) -> None:
-    """Store ``ESTIBENCH_ADMIN_KEY`` as an admin key (idempotent, safe across processes)."""
-    admin_key = services.settings.admin_key
-    if not admin_key:
-        return
-    row = ApiKeyRow(BOOTSTRAP_ADMIN_ID, "bootstrap", "bootstrap admin", ["admin"], datetime.now(UTC), None, None)
+def _announce_to_terminal(text: str) -> None:
+    sys.stderr.write(text)
+    sys.stderr.flush()
+
+
+GENERATED_NOTICE = """
+estibench: no admin key is configured (ESTIBENCH_ADMIN_KEY) and none exists, so this one was created.
+It is shown only now; the server keeps only its hash:
+
+    {token}
+
+Use it as 'Authorization: Bearer <key>' (or ESTIBENCH_KEY for the client). To rotate it, either restart with
+ESTIBENCH_ADMIN_KEY=<a new secret> (the configured key replaces and revokes this one), or create another admin key
+with POST /v1/api-keys and revoke this one (id {key_id}) with DELETE /v1/api-keys/{key_id}.
+
+"""
+
+
+def ensure_bootstrap_admin(services: Services, announce: Callable[[str], None] = _announce_to_terminal) -> str:
+    """Make sure an admin key exists at start; returns what was done.
+
+    With ``ESTIBENCH_ADMIN_KEY`` configured, that value is the bootstrap admin key at every start: stored (as its
+    hash) if new, reinstated if it had been revoked, and every other key the server made at start is revoked, so a
+    changed value replaces the previous bootstrap key ("created", "replaced", "reinstated" or "kept"). Without one,
+    when no unrevoked admin key exists, a key is generated, stored as its hash and passed once to ``announce`` (the
+    terminal) with how to rotate it ("generated"; else "none"). The log says what happened, never a key. One
+    transaction under a named lock, so processes starting together agree."""
+    configured = services.settings.admin_key
+    now = datetime.now(UTC)
     with services.engines.write.begin() as conn:
-        if repo.get(conn, BOOTSTRAP_ADMIN_ID) is None:
-            repo.insert(conn, row, hash_key(services.secret_key, admin_key))
+        locks.serialize_on(conn, "bootstrap-admin")
+        if not configured:
+            if any(r.revoked_at is None and "admin" in r.scopes for r in repo.list_all(conn)):
+                return "none"
+            token, prefix = new_token()
+            row = ApiKeyRow(str(uuid.uuid4()), prefix, "bootstrap admin (generated)", ["admin"], now, None, None)
+            repo.insert(conn, row, hash_key(services.secret_key, token))
+            log.warning("generated the bootstrap admin key %s; it is printed once on the terminal", row.id)
+            announce(GENERATED_NOTICE.format(token=token, key_id=row.id))
+            return "generated"
+        key_hash = hash_key(services.secret_key, configured)
+        current = repo.by_hash(conn, key_hash)
+        action = "kept"
+        if current is None:
+            prefix = f"bootstrap-{secrets.token_hex(3)}"
+            current = ApiKeyRow(str(uuid.uuid4()), prefix, "bootstrap admin", ["admin"], now, None, None)
+            repo.insert(conn, current, key_hash)
+            action = "created"
+        elif current.revoked_at is not None:
+            repo.reinstate(conn, current.id)
+            action = "reinstated"
+        replaced = [r.id for r in repo.active_server_made(conn) if r.id != current.id]
+        for key_id in replaced:
+            repo.revoke(conn, key_id, now)
+    if replaced:
+        log.warning(
+            "ESTIBENCH_ADMIN_KEY changed: bootstrap admin key %s is active, the previous one (%s) is revoked",
+            current.id,
+            ", ".join(replaced),
+        )
+        return "replaced" if action == "created" else action
+    if action == "reinstated":
+        log.warning(
+            "the bootstrap admin key %s had been revoked; ESTIBENCH_ADMIN_KEY holds it, so it works again", current.id
+        )
+    elif action == "created":
+        log.info("stored ESTIBENCH_ADMIN_KEY as the bootstrap admin key %s", current.id)
+    return action
 
 
 def create_key(services: Services, admin: Principal, name: str, scopes: list[str]) -> tuple[ApiKeyRow, str]:

@@ -47,6 +47,17 @@ def list_all(conn: Connection) -> list[ApiKeyRow]:
     return [ApiKeyRow(*r) for r in conn.execute(select(*_COLUMNS).order_by(ApiKey.created_at, ApiKey.id))]
 
 
+def active_server_made(conn: Connection) -> list[ApiKeyRow]:
+    """Unrevoked keys the server made itself at start (``created_by`` NULL): the bootstrap admin keys."""
+    stmt = select(*_COLUMNS).where(ApiKey.created_by.is_(None), ApiKey.revoked_at.is_(None)).order_by(ApiKey.created_at)
+    return [ApiKeyRow(*r) for r in conn.execute(stmt)]
+
+
+def reinstate(conn: Connection, key_id: str) -> None:
+    """Clear ``revoked_at``: the key works again."""
+    conn.execute(update(ApiKey).where(ApiKey.id == key_id).values(revoked_at=None))
+
+
 def revoke(conn: Connection, key_id: str, when: datetime) -> bool:
     """Set ``revoked_at`` (idempotent: an already revoked key keeps its first revocation time)."""
     res = conn.execute(update(ApiKey).where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None)).values(revoked_at=when))

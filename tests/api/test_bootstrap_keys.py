@@ -1,0 +1,101 @@
+"""The bootstrap admin key at every start: ``ESTIBENCH_ADMIN_KEY`` is honoured on each start (a new value replaces
+and revokes the old key, a revoked configured key works again), and without one the first start generates a key,
+keeps only its hash and prints it once to the terminal; the log never carries a key."""
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import select
+
+from api.app import create_app
+from db.models import ApiKey
+from usecases.settings import Settings
+
+OLD = "ek_admin_old_configured_value"
+NEW = "ek_admin_new_configured_value"
+
+
+@contextmanager
+def started(settings: Settings, admin_key: str | None) -> Iterator[TestClient]:
+    """One server start (lifespan included) with ``admin_key`` configured."""
+    app = create_app(settings.model_copy(update={"admin_key": admin_key}))
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
+
+
+def status_as(client: TestClient, token: str) -> int:
+    return client.get("/v1/api-keys", headers={"Authorization": f"Bearer {token}"}).status_code
+
+
+def stored_hashes(client: TestClient) -> list[str]:
+    services = client.app.state.services  # type: ignore[attr-defined]
+    with services.engines.read.connect() as conn:
+        return list(conn.execute(select(ApiKey.key_hash)).scalars())
+
+
+def test_a_new_configured_value_replaces_and_revokes_the_old_key(
+    settings: Settings, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with started(settings, OLD) as c:
+        assert status_as(c, OLD) == 200
+    capfd.readouterr()
+    with started(settings, NEW) as c:
+        assert status_as(c, NEW) == 200
+        assert status_as(c, OLD) == 401
+        keys = c.get("/v1/api-keys", headers={"Authorization": f"Bearer {NEW}"}).json()["items"]
+    err = capfd.readouterr().err
+    assert [k["revoked_at"] is None for k in keys] == [False, True]
+    assert all(k["scopes"] == ["admin"] for k in keys)
+    assert "ESTIBENCH_ADMIN_KEY changed" in err and keys[0]["id"] in err
+    assert OLD not in err and NEW not in err
+    with started(settings, NEW) as c:  # the same value again: nothing changes
+        assert status_as(c, NEW) == 200
+        assert len(c.get("/v1/api-keys", headers={"Authorization": f"Bearer {NEW}"}).json()["items"]) == 2
+
+
+def test_a_revoked_configured_key_works_again_after_a_restart(settings: Settings) -> None:
+    with started(settings, OLD) as c:
+        key_id = c.get("/v1/api-keys", headers={"Authorization": f"Bearer {OLD}"}).json()["items"][0]["id"]
+        r = c.delete(f"/v1/api-keys/{key_id}", headers={"Authorization": f"Bearer {OLD}"})
+        assert r.status_code == 200 and r.json()["revoked_at"] is not None
+        assert status_as(c, OLD) == 401  # no admin key is left working
+    with started(settings, OLD) as c:
+        assert status_as(c, OLD) == 200
+    with started(settings, NEW) as c:
+        assert status_as(c, NEW) == 200
+        assert status_as(c, OLD) == 401
+
+
+def test_the_first_start_without_a_configured_key_prints_one_once(
+    settings: Settings, capfd: pytest.CaptureFixture[str]
+) -> None:
+    with started(settings, None) as c:
+        err = capfd.readouterr().err
+        printed = [line.strip() for line in err.splitlines() if line.strip().startswith("ek_")]
+        assert len(printed) == 1
+        token = printed[0]
+        assert status_as(c, token) == 200
+        assert "ESTIBENCH_ADMIN_KEY=" in err and "DELETE /v1/api-keys/" in err
+        assert token not in stored_hashes(c) and len(stored_hashes(c)) == 1
+        logged = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+        assert logged and not any(token in json.dumps(rec) for rec in logged)
+    with started(settings, None) as c:  # a second start: an admin key exists, nothing is generated or printed
+        assert "ek_" not in capfd.readouterr().err
+        assert len(stored_hashes(c)) == 1
+        assert status_as(c, token) == 200
+    with started(settings, NEW) as c:  # configuring a key later replaces the generated one
+        assert status_as(c, NEW) == 200
+        assert status_as(c, token) == 401
+
+
+def test_no_key_is_generated_when_an_admin_key_exists(settings: Settings, capfd: pytest.CaptureFixture[str]) -> None:
+    with started(settings, OLD) as c:
+        assert status_as(c, OLD) == 200
+    capfd.readouterr()
+    with started(settings, None) as c:
+        assert "ek_" not in capfd.readouterr().err
+        assert len(stored_hashes(c)) == 1
+        assert status_as(c, OLD) == 200
