@@ -13,6 +13,7 @@ context, so those apply to both paths.
 from types import SimpleNamespace
 
 import anyio
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -81,7 +82,7 @@ class EstimatorCallMiddleware:
         opened: EstimatorCall | Exception
         try:
             opened = await open_estimator_call(scope["app"].state.services, spec, bytes(body), authorization, x_api_key)
-        except (UseCaseError, DomainError) as exc:
+        except (UseCaseError, DomainError, SQLAlchemyError) as exc:  # the route raises it (a database error: 503)
             opened = exc
         if isinstance(opened, Exception) or opened.remembered is None:
             scope.setdefault("state", {})[OPENED] = opened

@@ -11,6 +11,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel, Field
+from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
 
@@ -19,6 +21,10 @@ from usecases.errors import InvalidFields, QuotaExceeded, Unauthorized, Unavaila
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger("estibench.api")
+DATABASE_UNAVAILABLE = (OperationalError, InterfaceError, DisconnectionError, PoolTimeout)
+"""Database errors that mean "not reachable now" (connection refused or lost, pool exhausted, locked, not
+migrated): 503 with ``Retry-After`` on every route."""
+DATABASE_RETRY_AFTER_S = 5
 
 
 class ErrorItem(BaseModel):
@@ -166,7 +172,33 @@ def install(app: FastAPI) -> None:
             headers["Allow"] = allowed_methods(request)
         return problem_response(request, exc.status_code, detail, headers=headers)
 
+    async def _database_unavailable(request: Request, exc: Exception) -> JSONResponse:
+        log.warning(
+            "database unavailable", extra={"request_id": getattr(request.state, "request_id", None), **_db_fields(exc)}
+        )
+        return problem_response(
+            request,
+            503,
+            "The database is unavailable; retry shortly.",
+            headers={"Retry-After": str(DATABASE_RETRY_AFTER_S)},
+        )
+
+    for cls in DATABASE_UNAVAILABLE:
+        app.add_exception_handler(cls, _database_unavailable)
+
     @app.exception_handler(Exception)
     async def _unhandled(request: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error", extra={"request_id": getattr(request.state, "request_id", None)})
+        request_id = getattr(request.state, "request_id", None)
+        if isinstance(exc, DBAPIError):
+            log.error("database error", extra={"request_id": request_id, **_db_fields(exc)})
+        else:
+            log.exception("unhandled error", extra={"request_id": request_id})
         return problem_response(request, 500, "Internal error; quote the request id when reporting it.")
+
+
+def _db_fields(exc: Exception) -> dict[str, str]:
+    """What a log may say about a database error: the driver's error class and the SQL text, never the message
+    (PostgreSQL's DETAIL quotes row values) nor the parameters."""
+    if not isinstance(exc, DBAPIError):
+        return {"error": type(exc).__name__}
+    return {"error": type(exc.orig).__name__, "sql": (exc.statement or "")[:500]}

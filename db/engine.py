@@ -4,6 +4,8 @@ SQLite: WAL, ``synchronous`` from settings, ``busy_timeout``, ``foreign_keys=ON`
 handling is disabled and every write transaction starts with ``BEGIN IMMEDIATE`` on a single write connection,
 so concurrent writers queue on the lock instead of failing with "database is locked". Reads use a separate pool.
 PostgreSQL: two ordinary pools; the URL picks the dialect and the hooks attach only for SQLite.
+Every engine hides SQL parameters from its error messages (``hide_parameters``): they carry key hashes and
+predictions, and error messages end up in logs.
 """
 
 from dataclasses import dataclass
@@ -46,21 +48,23 @@ def _sqlite_hooks(engine: Engine, *, begin: str, synchronous: str, busy_timeout_
 def make_engines(url: str, *, synchronous: str = "NORMAL", busy_timeout_ms: int = 5000) -> Engines:
     """Create the write and read engines for ``url`` (``sqlite:///…`` or ``postgresql+psycopg://…``)."""
     if url in ("sqlite://", "sqlite:///:memory:"):
-        engine = create_engine(url, poolclass=StaticPool, connect_args={"check_same_thread": False})
+        engine = create_engine(
+            url, poolclass=StaticPool, connect_args={"check_same_thread": False}, hide_parameters=True
+        )
         return Engines(write=engine, read=engine)
     if url.startswith("sqlite"):
         if synchronous.upper() not in SQLITE_SYNCHRONOUS:
             raise ValueError(f"synchronous must be one of {SQLITE_SYNCHRONOUS}")
-        write = create_engine(url, pool_size=1, max_overflow=0, pool_timeout=30)
-        read = create_engine(url, pool_size=8, max_overflow=8)
+        write = create_engine(url, pool_size=1, max_overflow=0, pool_timeout=30, hide_parameters=True)
+        read = create_engine(url, pool_size=8, max_overflow=8, hide_parameters=True)
         _sqlite_hooks(write, begin="BEGIN IMMEDIATE", synchronous=synchronous.upper(), busy_timeout_ms=busy_timeout_ms)
         _sqlite_hooks(read, begin="BEGIN", synchronous=synchronous.upper(), busy_timeout_ms=busy_timeout_ms)
         return Engines(write=write, read=read)
-    write = create_engine(url, pool_size=8, max_overflow=8, pool_pre_ping=True)
-    read = create_engine(url, pool_size=8, max_overflow=8, pool_pre_ping=True)
+    write = create_engine(url, pool_size=8, max_overflow=8, pool_pre_ping=True, hide_parameters=True)
+    read = create_engine(url, pool_size=8, max_overflow=8, pool_pre_ping=True, hide_parameters=True)
     return Engines(write=write, read=read)
 
 
 def make_single_engine(url: str) -> Engine:
     """A pool-less engine for one-off tasks (migrations, backups)."""
-    return create_engine(url, poolclass=NullPool)
+    return create_engine(url, poolclass=NullPool, hide_parameters=True)
