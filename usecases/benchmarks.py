@@ -388,7 +388,9 @@ def leaderboard(
     limit: int,
     cursor: str | None,
 ) -> LeaderboardPage:
-    """A page of the ranked leaderboard of the current answer-key version (withdrawn submissions hidden)."""
+    """A page of the ranked leaderboard of the current answer-key version (withdrawn submissions hidden). Until the
+    re-scoring after a new version has reached a submission, its row keeps its previous version's scores and is
+    marked ``pending`` (with that ``answer_key_version``)."""
     check_split(split, principal)
     with services.engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
@@ -401,7 +403,7 @@ def leaderboard(
     higher = spec.metrics[metric].higher_is_better
     ranked, keys = rank_submissions(scored, metric, higher, rank_by)
     start = bisect.bisect_right(keys, _decode_rank_cursor(cursor)) if cursor else 0
-    page = [{**r, "answer_key_version": version} for r in ranked[start : start + limit]]
+    page = [{**r, "pending": r["answer_key_version"] != version} for r in ranked[start : start + limit]]
     more = start + limit < len(ranked)
     return LeaderboardPage(
         benchmark_id=benchmark_id,

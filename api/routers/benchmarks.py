@@ -92,7 +92,11 @@ class LeaderboardRow(BaseModel):
     model: str
     submission_id: str
     submitted_at: datetime
-    answer_key_version: int
+    answer_key_version: int = Field(description="The answer-key version these scores are against.")
+    pending: bool = Field(
+        description="True while the re-scoring after a new answer-key version has not reached this submission: "
+        "the scores are its previous version's."
+    )
     scores: dict[str, dict[str, Any]]
 
 

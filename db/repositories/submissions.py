@@ -155,9 +155,7 @@ def scores(conn: Connection, scoring_id: int, splits: Sequence[str]) -> list[Sco
     return [ScoreRow(*r) for r in conn.execute(stmt)]
 
 
-def item_scores(
-    conn: Connection, scoring_id: int, splits: Sequence[str], metric: str
-) -> list[tuple[str, str, float]]:
+def item_scores(conn: Connection, scoring_id: int, splits: Sequence[str], metric: str) -> list[tuple[str, str, float]]:
     """``(split, item_id, value)`` of one metric's per-item scores of a scoring, in insertion order."""
     stmt = (
         select(ItemScore.split, ItemScore.item_id, ItemScore.value)
@@ -168,16 +166,24 @@ def item_scores(
 
 
 def latest_scores(conn: Connection, benchmark_id: str, version: int, split: str) -> list[dict[str, Any]]:
-    """For every non-withdrawn submission: its latest scoring against ``version`` and that scoring's scores."""
-    latest = (
-        select(Scoring.submission_id, func.max(Scoring.id).label("scoring_id"))
+    """For every non-withdrawn submission: its latest scoring against ``version``, or, while it has none yet (the
+    re-scoring after a new answer-key version is still running), its latest scoring against the newest earlier
+    version; with that scoring's version and scores."""
+    live = (Submission.benchmark_id == benchmark_id, Submission.withdrawn_at.is_(None))
+    newest = (
+        select(Scoring.submission_id, func.max(Scoring.answer_key_version).label("version"))
         .join(Submission, Submission.id == Scoring.submission_id)
-        .where(
-            Submission.benchmark_id == benchmark_id,
-            Submission.withdrawn_at.is_(None),
-            Scoring.answer_key_version == version,
-        )
+        .where(*live, Scoring.answer_key_version <= version)
         .group_by(Scoring.submission_id)
+        .subquery()
+    )
+    latest = (
+        select(Scoring.submission_id, Scoring.answer_key_version, func.max(Scoring.id).label("scoring_id"))
+        .join(
+            newest,
+            (newest.c.submission_id == Scoring.submission_id) & (newest.c.version == Scoring.answer_key_version),
+        )
+        .group_by(Scoring.submission_id, Scoring.answer_key_version)
         .subquery()
     )
     stmt = (
@@ -185,6 +191,7 @@ def latest_scores(conn: Connection, benchmark_id: str, version: int, split: str)
             Submission.id,
             Submission.model,
             Submission.created_at,
+            latest.c.answer_key_version,
             Score.metric,
             Score.value,
             Score.ci_low,
@@ -195,7 +202,16 @@ def latest_scores(conn: Connection, benchmark_id: str, version: int, split: str)
         .join(Score, (Score.scoring_id == latest.c.scoring_id) & (Score.split == split))
     )
     out: dict[str, dict[str, Any]] = {}
-    for sid, model, created, metric, value, lo, hi, n in conn.execute(stmt):
-        row = out.setdefault(sid, {"submission_id": sid, "model": model, "submitted_at": created, "scores": {}})
+    for sid, model, created, scored_version, metric, value, lo, hi, n in conn.execute(stmt):
+        row = out.setdefault(
+            sid,
+            {
+                "submission_id": sid,
+                "model": model,
+                "submitted_at": created,
+                "answer_key_version": scored_version,
+                "scores": {},
+            },
+        )
         row["scores"][metric] = {"value": value, "ci_low": lo, "ci_high": hi, "n": n}
     return list(out.values())

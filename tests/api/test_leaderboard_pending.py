@@ -1,0 +1,54 @@
+"""After an answer-key update the benchmark's version and sha256 change at once, while the leaderboard keeps each
+submission's previous-version row, marked pending, until the re-scoring job reaches it."""
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from tests.api.conftest import make_key
+from tests.api.test_benchmarks import key_items, predictions
+from usecases.settings import Settings
+
+
+def test_leaderboard_keeps_previous_rows_pending_until_the_rescore_finishes(settings: Settings) -> None:
+    app = create_app(settings.model_copy(update={"queue": "memory"}))  # the re-scoring job waits for the test
+    with TestClient(app, raise_server_exceptions=False) as c:
+        owner = make_key(c, "benchmarks:write", name="maintainer")
+        alice = make_key(c, "submissions:write", name="alice")
+        body = {"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}}
+        bench_id = c.post("/v1/benchmarks", json=body, headers=owner).json()["id"]
+        url = f"/v1/benchmarks/{bench_id}/submissions"
+        for model, correct in (("a", 8), ("b", 6)):
+            body = {"model": model, "predictions": predictions(correct), "metadata": {}}
+            assert c.post(url, json=body, headers=alice).status_code == 201
+
+        def board() -> list[tuple[str, float, int, bool]]:
+            r = c.get(f"/v1/benchmarks/{bench_id}/leaderboard")
+            assert r.status_code == 200, r.text
+            assert r.json()["answer_key_version"] == 2
+            return [
+                (row["model"], row["scores"]["accuracy"]["value"], row["answer_key_version"], row["pending"])
+                for row in r.json()["items"]
+            ]
+
+        items = key_items()
+        for i in range(2):  # items q0 and q1 change their answer: a and b each lose two correct answers
+            items[i]["answer_idx"] = (items[i]["answer_idx"] + 2) % 4
+        put = c.put(f"/v1/benchmarks/{bench_id}/answer-key", json={"items": items}, headers=owner)
+        assert put.status_code == 201, put.text
+        job_id = put.json()["rescore_job_id"]
+        detail = c.get(f"/v1/benchmarks/{bench_id}").json()
+        assert (detail["answer_key_version"], detail["answer_key_sha256"]) == (2, put.json()["answer_key_sha256"])
+        assert board() == [("a", 0.8, 1, True), ("b", 0.6, 1, True)]
+
+        late = {"model": "c", "predictions": predictions(10), "metadata": {}}  # scored against version 2 at once
+        assert c.post(url, json=late, headers=alice).status_code == 201
+        assert board() == [("a", 0.8, 1, True), ("c", 0.8, 2, False), ("b", 0.6, 1, True)]  # ties: earlier first
+
+        c.app.state.services.jobs.execute(job_id)  # type: ignore[attr-defined]
+        assert c.get(f"/v1/jobs/{job_id}").json()["status"] == "succeeded"
+        assert board() == [
+            ("c", 0.8, 2, False),
+            ("a", pytest.approx(0.6), 2, False),
+            ("b", pytest.approx(0.4), 2, False),
+        ]
