@@ -11,7 +11,7 @@ modality-reliance ratios.
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -64,7 +64,7 @@ class AnswerKeyItem(KeyItemBase):
     level: Literal["L1", "L2", "L3"] = Field(description="Capability level.")
     modality_requirement: Literal["EO", "IR", "EO+IR"] = Field(description="Modality the question needs.")
     correct: Letter = Field(description="Correct option letter (source labels in seeded_shuffle mode).")
-    options: dict[Letter, str] | None = Field(
+    options: dict[Letter, Annotated[str, Field(max_length=2000)]] | None = Field(
         None, description="Option texts A-D (used by the guarded rule's text matching)."
     )
     option_roles: dict[Letter, Label] | None = Field(
@@ -156,6 +156,8 @@ def grade(
             if pred.circular is None:
                 raise InvalidInput("circular mode needs the four pass answers", ("predictions", "items", j, "circular"))
             answers = [(a.predicted_answer, a.raw_response) for a in pred.circular]
+        elif pred.circular is not None:
+            raise InvalidInput("circular answers need mode 'circular'", ("predictions", "items", j, "circular"))
         else:
             answers = [(pred.predicted_answer, pred.raw_response)]
         ok = True

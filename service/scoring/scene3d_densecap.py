@@ -133,8 +133,8 @@ def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], para
     ids = column(key_items, "item_id")
     index = match_items(ids, column(pred_items, "item_id"))
     n = len(key_items)
-    gt, _ = box_array([[b] for b in column(key_items, "gt_box")], "answer_key")
-    pred, _ = box_array([[item.box] for item in pred_items], "predictions")
+    gt, _ = box_array([[b] for b in column(key_items, "gt_box")], ("answer_key", "gt_box"))
+    pred, _ = box_array([[b] for b in column(pred_items, "box")], ("predictions", "box"))
     ious = np.zeros(n)
     ious[index] = box_iou(pred, gt[index])
     candidates: list[list[str]] = [[] for _ in range(n)]

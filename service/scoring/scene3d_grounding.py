@@ -116,16 +116,28 @@ def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return inter / (np.prod(a[:, 3:], axis=1) + np.prod(b[:, 3:], axis=1) - inter + IOU_EPS)
 
 
-def box_array(boxes: Sequence[Sequence[Sequence[float]]], side: str) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenated boxes of every item and their counts; a size ≤ 0 raises InvalidInput on that item."""
+def box_array(boxes: Sequence[Sequence[Sequence[float]]], loc: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated boxes of every item and their counts; a size ≤ 0 raises InvalidInput on ``(side, "items", i,
+    field)`` for ``loc = (side, field)``."""
     counts = np.fromiter(map(len, boxes), dtype=np.int64, count=len(boxes))
     flat = np.array([box for item in boxes for box in item], dtype=np.float64).reshape(-1, 6)
     bad = np.flatnonzero((flat[:, 3:] <= 0).any(axis=1))
     if bad.size:
         item = int(np.searchsorted(np.cumsum(counts), bad[0], side="right"))
-        field = "gt_boxes" if side == "answer_key" else "pred_boxes"
-        raise InvalidInput("box sizes dx, dy, dz must be > 0", (side, "items", item, field))
+        raise InvalidInput("box sizes dx, dy, dz must be > 0", (loc[0], "items", item, loc[1]))
     return flat, counts
+
+
+def in_key_order(boxes: np.ndarray, counts: np.ndarray, index: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Prediction boxes regrouped in answer-key order (``index``: key position of each prediction); a key item
+    without a prediction has no box."""
+    key_counts = np.zeros(n, dtype=np.int64)
+    key_counts[index] = counts
+    order = np.argsort(index, kind="stable")
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))[order]
+    sizes = counts[order]
+    gather = np.repeat(starts - np.concatenate(([0], np.cumsum(sizes)[:-1])), sizes) + np.arange(sizes.sum())
+    return boxes[gather], key_counts
 
 
 def passes(iou: np.ndarray, threshold: float, op: str) -> np.ndarray:
@@ -188,17 +200,16 @@ def _boxes(key_items: Sequence[AnswerKeyItem], pred_items: Sequence[PredictionIt
         raise InvalidInput("thresholds must be distinct", ("params", "thresholds"))
     ids = column(key_items, "item_id")
     index = match_items(ids, column(pred_items, "item_id"))
-    gt, gt_n = box_array(column(key_items, "gt_boxes"), "answer_key")
+    gt, gt_n = box_array(column(key_items, "gt_boxes"), ("answer_key", "gt_boxes"))
     if params.task == "scanrefer":
         wrong = np.flatnonzero(gt_n != 1)
         if wrong.size:
             raise InvalidInput(
                 "a scanrefer item has exactly one ground-truth box", ("answer_key", "items", int(wrong[0]), "gt_boxes")
             )
-    listed = [[] for _ in key_items]
-    for j, item in zip(index.tolist(), pred_items, strict=True):
-        listed[j] = item.pred_boxes
-    pred, pred_n = box_array(listed, "predictions")
+    pred, pred_n = in_key_order(
+        *box_array(column(pred_items, "pred_boxes"), ("predictions", "pred_boxes")), index, len(key_items)
+    )
     return ids, index, gt, gt_n, pred, pred_n
 
 

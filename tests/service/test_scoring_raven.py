@@ -145,6 +145,9 @@ def test_circular_eval() -> None:
     with pytest.raises(InvalidInput) as err:
         score(keys, answers(keys, "1" * 12), Params(mode="circular"))
     assert err.value.loc == ("predictions", "items", 0, "circular")
+    with pytest.raises(InvalidInput) as err:
+        score(keys, preds, Params())
+    assert err.value.loc == ("predictions", "items", 0, "circular")
     rng = np.random.default_rng(9)
     guesses = rng.integers(0, 4, size=(200_000, 4))
     hit = (guesses == (1 + np.arange(4)) % 4).all(axis=1).mean()

@@ -238,3 +238,18 @@ def test_clean_answer_equals_the_sequential_reference_rules() -> None:
         for pattern, repl in REFERENCE_RULES:
             expected = re.sub(pattern, repl, expected)
         assert Q.clean_answer(text) == expected, text
+
+
+def test_prediction_order_does_not_matter_and_errors_name_the_prediction() -> None:
+    """Predictions listed in another order (with different box counts) score the same; a bad predicted box is
+    reported at its own position in the prediction list."""
+    gt = [[UNIT, shifted(5)], [UNIT], [shifted(2)]]
+    pred = [[shifted(0.5), shifted(6), [10, 10, 10, 1, 1, 1]], [], [shifted(2.2), UNIT]]
+    keys = [G.AnswerKeyItem(item_id=f"i{k}", gt_boxes=g) for k, g in enumerate(gt)]
+    items = [G.PredictionItem(item_id=f"i{k}", pred_boxes=p) for k, p in enumerate(pred)]
+    params = G.Params(task="multi3drefer", n_resamples=0)
+    assert G.score(keys, items[::-1], params)["item_metrics"] == G.score(keys, items, params)["item_metrics"]
+    bad = [items[2], G.PredictionItem(item_id="i0", pred_boxes=[UNIT, [0, 0, 0, 1, -1, 1]])]
+    with pytest.raises(InvalidInput) as err:
+        G.score(keys, bad, params)
+    assert err.value.loc == ("predictions", "items", 1, "pred_boxes")
