@@ -46,7 +46,7 @@ def tokenize(text: str, tokenizer: Tokenizer) -> list[str]:
     return ptb_tokens(text) if tokenizer == "ptb_approx" else text.split()
 
 
-class _Corpus:
+class Corpus:
     """Candidates (one per item) and references (several per item) as integer token arrays."""
 
     def __init__(self, candidates: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]]) -> None:
@@ -98,7 +98,7 @@ def _distinct(keys: np.ndarray) -> np.ndarray:
     return ordered[keep]
 
 
-def bleu(corpus: _Corpus, grams: list) -> tuple[np.ndarray, np.ndarray]:
+def bleu(corpus: Corpus, grams: list) -> tuple[np.ndarray, np.ndarray]:
     """Corpus BLEU-1..4 and the per-item values of pycocoevalcap's ``BleuScorer`` with ``option='closest'``.
 
     ``B_n = (Π_{m≤n} (correct_m + 1e-15)/(guess_m + 1e-9))^{1/n}`` from clipped n-gram counts summed over the
@@ -157,7 +157,7 @@ def lcs_lengths(a: np.ndarray, a_len: np.ndarray, b: np.ndarray, b_len: np.ndarr
     return out
 
 
-def _padded(corpus: _Corpus, sentences: np.ndarray, lengths: np.ndarray, pad: int) -> np.ndarray:
+def _padded(corpus: Corpus, sentences: np.ndarray, lengths: np.ndarray, pad: int) -> np.ndarray:
     """Token rows of ``sentences`` padded with ``pad``; an empty sentence is the one token "" (code -3), as
     pycocoevalcap's ``split(" ")`` of an empty string."""
     width = max(int(lengths.max(initial=0)), 1)
@@ -168,7 +168,7 @@ def _padded(corpus: _Corpus, sentences: np.ndarray, lengths: np.ndarray, pad: in
     return rows
 
 
-def rouge_l(corpus: _Corpus) -> np.ndarray:
+def rouge_l(corpus: Corpus) -> np.ndarray:
     """Per-item ROUGE-L of pycocoevalcap: ``(1+β²)PR/(R+β²P)``, β = 1.2, with ``P = max_r LCS/|c|`` and
     ``R = max_r LCS/|r|`` maximised separately over the references; 0 when either is 0."""
     n_items = corpus.n_items
@@ -188,7 +188,7 @@ def rouge_l(corpus: _Corpus) -> np.ndarray:
     return np.where(nonzero, ((1 + beta2) * prec * rec) / denom, 0.0)
 
 
-def cider_d(corpus: _Corpus, grams: list) -> np.ndarray:
+def cider_d(corpus: Corpus, grams: list) -> np.ndarray:
     """Per-item CIDEr-D of pycocoevalcap (n = 1..4, σ = 6).
 
     TF-IDF weight ``tf·(ln N - ln max(1, df))`` with ``df`` the number of items whose references contain the
@@ -229,7 +229,7 @@ def caption_scores(
 ) -> dict[str, np.ndarray | float]:
     """BLEU-1..4 (corpus and per item), ROUGE-L and CIDEr-D (per item and mean) of tokenised candidates, one per
     item, against each item's non-empty list of tokenised references."""
-    corpus = _Corpus(candidates, references)
+    corpus = Corpus(candidates, references)
     grams = corpus.ngram_counts()
     total, per_bleu = bleu(corpus, grams)
     rouge = rouge_l(corpus)
