@@ -31,13 +31,13 @@ def catalog() -> tuple[Reproduction, ...]:
         Reproduction(
             "hyperconnections",
             "Token dynamics of Transformers with hyper-connections",
-            "A one-stream hyper-connection loses stability at a_r = 1 in a pitchfork (at 1 − αβμ = 0.5 with "
-            "V = +I/2), and two streams have a Hopf crossing at s = 0 with frequency 1.",
+            "A one-stream hyper-connection loses stability at a_r = 1 in a pitchfork (1 + 1/N with causal attention, "
+            "1 − αβμ = 0.5 with V = +I/2), and two streams have a Hopf crossing at s = 0 with frequency 1.",
             requires=("hyperconnections.token_dynamics",),
             steps=dyn.HC_STEPS,
             judge=dyn.hyperconnections_judge,
             plot=dyn.hyperconnections_plot,
-            headline=("pitchfork_at", "consensus_at", "hopf_at", "hopf_omega", "norm_a_r_1_3"),
+            headline=("pitchfork_at", "causal_at", "consensus_at", "hopf_at", "hopf_omega"),
         ),
         Reproduction(
             "unrolling",

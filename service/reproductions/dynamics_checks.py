@@ -34,11 +34,21 @@ HC_STEPS = (
     Step(HC, {**HC_ONE, "a_r": [[1.3]]}),
     Step(HC, {**HC_TWO, "a_r": [[0.9, -1.0], [1.0, 1.0]], "sweep": HC_SWEEP}),
     Step(HC, {**HC_TWO, "a_r": [[1.0, 0.2], [0.2, 0.5]], "sweep": HC_SWEEP}),
+    Step(HC, {**HC_ONE, "a_r": [[0.8]], "causal": True, "simulate": False, "sweep": HC_SWEEP}),
 )
 """N = 4 tokens of dimension 2, W = I, V = −I unless noted. One stream, α = β = 1: the a_r sweep, the same with
 V = +I/2, simulations at a_r = 0.8 and 1.3. Two streams, α = (1, 0.5), β = (0.5, 0.5): A_r = I + [[s, −1], [1, 0]]
-and I + [[s, 0.2], [0.2, −0.5]] swept in a_r[0][0] = 1 + s."""
-HC_EXPECTED = {"pitchfork": 1.0, "consensus": 0.5, "hopf": 1.0, "hopf_omega": 1.0, "static_two": 0.92}
+and I + [[s, 0.2], [0.2, −0.5]] swept in a_r[0][0] = 1 + s. Last, one causal stream (V = −I) swept in a_r."""
+HC_EXPECTED = {
+    "pitchfork": 1.0,
+    "consensus": 0.5,
+    "hopf": 1.0,
+    "hopf_omega": 1.0,
+    "static_two": 0.92,
+    "causal": 1.25,
+}
+"""Crossings in a_r[0][0]: 1, 1 − αβμ = 0.5, Hopf at 1 (s = 0) with ω = 1, static at 1 − 0.04/0.5 and, causal,
+1 − max_t αβμ/t = 1 + 1/N with μ = −1 (the causal averaging matrix has eigenvalues 1/t, t = 1..N)."""
 CROSSING_TOLERANCE = 1e-8
 """Bisection locates a crossing to 1e-10 in the parameter; 1e-8 leaves room for the grid's rounding."""
 HC_NORM_1_3 = 1.57
@@ -54,12 +64,13 @@ def hyperconnections_judge(results: Results) -> Outcome:
     """Pitchfork at a_r = 1 (1 − αβμ = 0.5 with V = +I/2), collapse below and a non-trivial state of norm 1.57 above
     it; two streams: a Hopf crossing at s = 0 with ω = 1 and a static one at s = −0.04/0.5 (Jacobian at H = 0 of
     the continuous-depth ODE dH_i/dt = Σ_j R_ij H_j + β_i SA(Σ_k α_k H_k))."""
-    pitch, consensus, below, above, hopf, static = results
+    pitch, consensus, below, above, hopf, static, causal = results
     crossings = {
         "pitchfork": _crossing(pitch),
         "consensus": _crossing(consensus),
         "hopf": _crossing(hopf),
         "static_two": _crossing(static),
+        "causal": _crossing(causal),
     }
     found = {k: (c["value"] if c else None) for k, c in crossings.items()}
     types = {k: (c["type"] if c else None) for k, c in crossings.items()}
@@ -75,7 +86,8 @@ def hyperconnections_judge(results: Results) -> Outcome:
     }
     ok = (
         all(v is not None and abs(v - HC_EXPECTED[k]) <= CROSSING_TOLERANCE for k, v in found.items())
-        and types == {"pitchfork": "static", "consensus": "static", "hopf": "hopf", "static_two": "static"}
+        and types
+        == {"pitchfork": "static", "consensus": "static", "hopf": "hopf", "static_two": "static", "causal": "static"}
         and omega is not None
         and abs(omega - HC_EXPECTED["hopf_omega"]) <= CROSSING_TOLERANCE
         and figures["regime_a_r_0_8"] == "collapse"
@@ -90,8 +102,8 @@ def hyperconnections_judge(results: Results) -> Outcome:
         f"one stream loses stability at a_r = {show(found['pitchfork'])} ({show(found['consensus'])} with V = +I/2), "
         f"collapses at 0.8 and settles at norm {figures['norm_a_r_1_3']:.3f} at 1.3; two streams cross "
         f"{types['hopf']} at a_r[0][0] = {show(found['hopf'])} with omega = {show(omega)} and {types['static_two']} "
-        f"at {show(found['static_two'])} (expected 1, 0.5, 1.57, hopf at 1 with omega 1, static at 0.92; "
-        f"tolerance {CROSSING_TOLERANCE:g})"
+        f"at {show(found['static_two'])}; a causal stream crosses at {show(found['causal'])} (expected 1, 0.5, 1.57, "
+        f"hopf at 1 with omega 1, static at 0.92, causal 1 + 1/N = 1.25; tolerance {CROSSING_TOLERANCE:g})"
     )
     return Outcome(verdict(ok), figures, reason)
 
@@ -102,7 +114,15 @@ def hyperconnections_plot(results: Results, outcome: Outcome) -> Any:
 
     fig = Figure(figsize=(6.5, 4))
     ax = fig.add_subplot()
-    labels = ("1 stream, V = −I", "1 stream, V = +I/2", None, None, "2 streams, rotation", "2 streams, symmetric")
+    labels = (
+        "1 stream, V = −I",
+        "1 stream, V = +I/2",
+        None,
+        None,
+        "2 streams, rotation",
+        "2 streams, symmetric",
+        "1 causal stream, V = −I",
+    )
     for res, label in zip(results, labels, strict=True):
         if label is None:
             continue

@@ -141,6 +141,7 @@ def test_hyperconnections_thresholds_and_a_shifted_crossing():
     assert f["pitchfork_at"] == pytest.approx(1.0, abs=1e-9) and f["consensus_at"] == pytest.approx(0.5, abs=1e-9)
     assert f["hopf_type"] == "hopf" and f["hopf_omega"] == pytest.approx(1.0, abs=1e-9)
     assert f["static_two_at"] == pytest.approx(0.92, abs=1e-9)  # s = -0.04/0.5
+    assert f["causal_at"] == pytest.approx(1.25, abs=1e-9)  # 1 + 1/N, N = 4 tokens
     assert f["norm_a_r_1_3"] == pytest.approx(1.57, abs=dyn.NORM_TOLERANCE)
     shifted = copy.deepcopy(results)
     shifted[4]["crossings"][0]["value"] += 1e-6
