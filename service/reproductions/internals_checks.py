@@ -145,9 +145,9 @@ READOUT_W = (2.0, -1.0, 0.5, 1.0)
 READOUT_H = (0.25, 0.5, 0.0, 0.25)
 STEER_AXIS = (0.6, 0.0, 0.0, 0.8)
 SOFT_TARGET = 0.7
-STEER_REFERENCE = {"alpha_star": 0.2986489, "pressure": [0.2756470, -0.3276191, -0.4903577]}
+STEER_REFERENCE = {"pressure": [0.2756470, -0.3276191, -0.4903577]}
 LAW_TOLERANCE = 1e-6
-"""The reference pressures have seven decimals."""
+"""The reference pressures (at α* = 0.2986489 + ½ and + 1) have seven decimals."""
 
 
 def _pressure_grads(target: float, alphas: Sequence[float]) -> dict[str, list]:
