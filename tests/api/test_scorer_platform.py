@@ -283,6 +283,9 @@ def test_npy_references_in_items_score_like_lists(client: TestClient, settings: 
     alice = make_key(client, "submissions:write", name="alice")
     sub = submit(client, bench, alice, "model", ref_preds)
     assert sub["scores"]["iou"]["value"] == pytest.approx(np.mean(MODEL[:3]), abs=1e-12)
+    rescored = client.post(f"/v1/benchmarks/{bench['id']}/rescore", headers=ADMIN)  # resolves the stored references
+    assert rescored.status_code == 200 and rescored.json()["rescored"] == 1
+    assert client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()["scores"] == sub["scores"]
     (stored_key,) = db_rows(settings, "SELECT items FROM answer_key_version")[0]
     (stored_preds,) = db_rows(settings, "SELECT predictions FROM submission")[0]
     assert [k["mask"] for k in json.loads(stored_key)] == [k["mask"] for k in ref_keys]  # references kept
