@@ -65,6 +65,21 @@ def zbb_items(n: int) -> tuple[list[Any], list[Any]]:
     return key, preds
 
 
+def raven_items(n: int) -> tuple[list[Any], list[Any]]:
+    """RAVEN-Bench videos of 12 questions (the synthetic table's groups), answered as its eo_ir row, with raw
+    responses to parse."""
+    from service.scoring import raven
+    from tests.service.test_scoring_raven import TABLE, video_key
+
+    flags = "".join(TABLE["eo_ir"][:2])
+    key = [k for v in range(max(1, n // len(flags))) for k in video_key(f"v{v}")]
+    preds = [
+        raven.PredictionItem(item_id=k.item_id, raw_response=f"The answer is {k.correct if f == '1' else 'D'}.")
+        for k, f in zip(key, flags * (len(key) // len(flags)), strict=True)
+    ]
+    return key, preds
+
+
 def ubench_items(n: int) -> tuple[list[Any], list[Any]]:
     from bench.scorers import lesion_masks
     from service.scoring import ubench
@@ -98,11 +113,13 @@ CASES: dict[str, tuple[str, Builder, list[int], dict[str, Any]]] = {
     "vimu": ("vimu", partial(tiled, "vimu"), [20_000, 50_000], {}),
     "televal": ("televal", partial(tiled, "televal"), [20_000, 50_000], {}),
     "zbb": ("zbb", zbb_items, [5_000, 20_000], {}),
+    "raven": ("raven", raven_items, [4_800, 19_200], {}),
     "ubench": ("ubench", ubench_items, [2, 6], {"n_resamples": 0}),
     "ubench_noise": ("ubench", ubench_noise, [1, 2], {"n_resamples": 0}),
 }
 """Case -> (scorer, item builder, key sizes, params overrides). vimu and televal stop at 50,000 items, the largest
-answer key their default bootstrap (B = 1000, B·n ≤ 5e7) accepts; zbb at its 20,000-item limit."""
+answer key their default bootstrap (B = 1000, B·n ≤ 5e7) accepts; zbb and raven near their 20,000-item limit.
+The scene3d scorers' budgets were measured by their module (see their ``SYNC_BUDGET`` docstrings)."""
 
 
 def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, float]:
