@@ -44,6 +44,7 @@ METEOR_REASON = "no Java METEOR backend is configured; METEOR is reported only f
 PAIRED_TESTS: dict[str, str] = {
     "em_at_1": "mcnemar",
     "em_refined": "mcnemar",
+    "em_at_10": "mcnemar",
     **{f"bleu_{n}": "bootstrap" for n in range(1, MAX_N + 1)},
     "rouge_l": "wilcoxon",
     "cider": "wilcoxon",
