@@ -31,6 +31,7 @@ from service.stats import (
     wilson_interval,
     z_value,
 )
+from service.stats.tails import _convolve_groups
 
 
 def _log_pmf_dp(p: np.ndarray) -> np.ndarray:
@@ -507,3 +508,27 @@ def test_poisson_binomial_grouped_lower_tail_and_far_two_sided():
     assert far == pytest.approx(2 * np.exp(logsumexp(lp[k:])), rel=1e-9, abs=0)  # about 1e-41
     assert poisson_binomial_tail_ge(0, [0.25, 0.2, 0.5], [60, 40, 7]) == 1.0  # k <= 0: certain, exactly
     assert poisson_binomial_tail_ge(-3, [1 / k for k in (4, 4, 5, 5, 2)]) == 1.0
+
+
+def test_poisson_binomial_tails_stay_probabilities():
+    # the tilted sum can round above 1 (1 + 2e-14 here): every tail is clamped to [0, 1], and k <= 0 is certain
+    rng = np.random.default_rng(22)
+    for _ in range(200):
+        g = int(rng.integers(2, 5))
+        p, m = rng.uniform(0.05, 0.95, g), rng.integers(1, 200, g)
+        assert poisson_binomial_tail_ge(0, p, m) == 1.0
+        for k in (1, 2, 3):
+            assert 0.0 < poisson_binomial_tail_ge(k, p, m) <= 1.0
+            assert 0.0 < poisson_binomial_tail_le(int(m.sum()) - k, p, m) <= 1.0
+    assert poisson_binomial_tail_ge(1, [0.5219664, 0.26003118, 0.60471905], [155, 62, 155]) == 1.0
+
+
+def test_poisson_binomial_two_sided_far_lower_tail_and_window_edge():
+    p, m = [0.25, 0.2], [600, 400]
+    lower = 0.75**600 * 0.8**400  # P(S = 0) = P(S <= 0), about 2e-114: far below the computed window
+    assert poisson_binomial_two_sided(0, p, m) == pytest.approx(2 * lower, rel=1e-9, abs=0)
+    offset, dist, _ = _convolve_groups(np.array(p), np.array(m))
+    edge = offset + dist.size  # the first count past the window's upper end
+    flat = [0.25] * 600 + [0.2] * 400
+    expected = 2 * min(poisson_binomial_tail_ge(edge, flat), poisson_binomial_tail_le(edge, flat))
+    assert poisson_binomial_two_sided(edge, p, m) == pytest.approx(expected, rel=1e-12, abs=0)
