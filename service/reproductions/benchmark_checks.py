@@ -137,8 +137,9 @@ UBENCH_TOLERANCE = {
 
 
 def ubench_judge(results: Results) -> Outcome:
-    """U-Score = 100/(α/ã + (1 − α)/Eff) with Eff the weighted harmonic mean of the efficiency components, and the
-    Friedman χ² with the Nemenyi critical difference q_α√(k(k+1)/(6N)), against the reference figures."""
+    """*U-Bench* (Tang et al.): U-Score = 100/(α/ã + (1 − α)/Eff) with Eff the weighted harmonic mean of the efficiency
+    components, and the Friedman χ² with the Nemenyi critical difference q_α√(k(k+1)/(6N)), against the reference
+    figures."""
     unet, mid, friedman = results
     figures: dict[str, Any] = {
         "uscore_unet_busi": unet["uscore_100"],
@@ -223,8 +224,8 @@ def _raven_scores(table: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def raven_judge(results: Results, table: Mapping[str, Any] | None = None) -> Outcome:
-    """Per setting: accuracy, S_L1..3, S_main = mean of the level accuracies, S_cons = mean (c/k)², S_coh = mean
-    correct prefix / k, strict group pass; G_cm = S_main(eo_ir) − max(S_main(eo_only), S_main(ir_only))."""
+    """*RAVEN-Bench*, per setting: accuracy, S_L1..3, S_main = mean of the level accuracies, S_cons = mean (c/k)²,
+    S_coh = mean correct prefix / k, strict group pass; G_cm = S_main(eo_ir) − max(S_main(eo_only), S_main(ir_only))."""
     table = table if table is not None else raven_table()
     scored = _raven_scores(table)
     measured = {s: {m: r["scores"][m]["value"] for m in RAVEN_METRICS} for s, r in scored.items()}

@@ -61,9 +61,10 @@ def _crossing(res: Mapping[str, Any]) -> Mapping[str, Any] | None:
 
 
 def hyperconnections_judge(results: Results) -> Outcome:
-    """Pitchfork at a_r = 1 (1 − αβμ = 0.5 with V = +I/2), collapse below and a non-trivial state of norm 1.57 above
-    it; two streams: a Hopf crossing at s = 0 with ω = 1 and a static one at s = −0.04/0.5 (Jacobian at H = 0 of
-    the continuous-depth ODE dH_i/dt = Σ_j R_ij H_j + β_i SA(Σ_k α_k H_k))."""
+    """*Token dynamics of Transformers with hyper-connections*: one stream crosses at a_r = 1 (1 + 1/N causal,
+    1 − αβμ = 0.5 with V = +I/2), collapses below and settles at a non-trivial state of norm 1.57 above; two streams
+    have a Hopf crossing at s = 0 with ω = 1 and a static one at s = −0.04/0.5. Crossings are those of the Jacobian at
+    H = 0 of the continuous-depth ODE dH_i/dt = Σ_j R_ij H_j + β_i SA(Σ_k α_k H_k)."""
     pitch, consensus, below, above, hopf, static, causal = results
     crossings = {
         "pitchfork": _crossing(pitch),
@@ -171,8 +172,9 @@ def unrolling_steps() -> tuple[Step, ...]:
 
 
 def unrolling_judge(results: Results) -> Outcome:
-    """The unrolled Jacobian's relative error peaks near k0 + 1/ln(1/ρ) (the transient term of
-    ‖e_t‖ ≤ ρ^m‖J*‖ + m h ρ^(m−1)‖∂H‖ρ^k0‖x0 − x*‖), above its start, under the bound, then converges."""
+    """*Understanding the Curse of Unrolling* (Mehmood, Knoll & Ochs): the unrolled Jacobian's relative error peaks near
+    k0 + 1/ln(1/ρ) (the transient term of ‖e_t‖ ≤ ρ^m‖J*‖ + m h ρ^(m−1)‖∂H‖ρ^k0‖x0 − x*‖), above its start, under the
+    bound, then converges."""
     (res,) = results
     curves = res["curves"]
     horizon = 1.0 / math.log(1.0 / res["rho"])
@@ -248,8 +250,9 @@ LOCALZO_SE_FACTOR = 3.0
 
 
 def snn_judge(results: Results) -> Outcome:
-    """Spearman ρ between the threshold band fraction P(|v − ϑ| ≤ δ) and ‖g_F − ∇L_F‖ over sixty networks, and the
-    LocalZO mean direction equal to the gaussian surrogate's g_F within its Monte-Carlo error."""
+    """SG / LocalZO direct SNN training via a threshold-tail functional: Spearman ρ between the band fraction
+    P(|v − ϑ| ≤ δ) and ‖g_F − ∇L_F‖ over sixty networks, and the LocalZO mean direction equal to the gaussian
+    surrogate's g_F within its Monte-Carlo error."""
     *nets, zo = results
     band = [r["tail"]["band_frac"][0] for r in nets]
     mismatch = [r["mismatch_abs"] for r in nets]
@@ -307,8 +310,8 @@ SEMILINEAR_GAP = 100.0
 
 
 def axial_judge(results: Results) -> Outcome:
-    """The erf-inner axial predictor's oracle risk tends to the Bayes risk ε² as λ → 0 with λℓ fixed; the linear-
-    and constant-inner simplifications stay O(1)."""
+    """Single-location regression with axial attention: the erf-inner predictor's oracle risk tends to the Bayes risk ε²
+    as λ → 0 with λℓ fixed; the linear- and constant-inner simplifications stay O(1)."""
     risks = [{v["predictor"]: v for v in r["variants"]} for r in results]
     bayes = results[-1]["bayes_risk"]
     figures = {
@@ -373,8 +376,9 @@ PC_SE = 3.0
 
 
 def predictive_coding_judge(results: Results) -> Outcome:
-    """Target alignment of one-sample updates: TA_PC > TA_BP on average in narrow nets, the gap grows from depth 2
-    to 4 and shrinks with width (cosine between the output change and the output error, exact PC equilibrium)."""
+    """*Understanding Sample Efficiency in Predictive Coding*: target alignment of one-sample updates, TA_PC > TA_BP on
+    average in narrow nets, the gap grows from depth 2 to 4 and shrinks with width (cosine between the output change and
+    the output error, exact PC equilibrium)."""
     gaps = [r["pc_minus_bp"] for r in results]
     ses = [r["pc_minus_bp_se"] for r in results]
     figures = {

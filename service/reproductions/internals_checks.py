@@ -56,8 +56,9 @@ def layer_patching_steps() -> tuple[Step, ...]:
 
 
 def layer_patching_judge(results: Results) -> Outcome:
-    """The layered shortest path (DP over (layer, added depth)) is never above KLPatch's greedy chain or the
-    sequential orders; with equal blocks and additive costs greedy equals it, with unequal blocks it can lose."""
+    """*Understanding Layer Patching in Model Size Interpolation*: the layered shortest path (DP over (layer, depth)) is
+    never above KLPatch's greedy chain or the sequential orders; with equal blocks and additive costs greedy equals it,
+    with unequal blocks it can lose."""
     knap, mono, *additive = results
     k, m = knap["plans"][0], mono["plans"][0]
     chains = ("first_to_last", "last_to_first", "klpatch")
@@ -171,8 +172,9 @@ def steering_steps() -> tuple[Step, ...]:
 
 
 def steering_judge(results: Results) -> Outcome:
-    """Sign-reversal law π(α) = (q − p_α)·(w·v̂): positive steering reverses the trait pressure once the steered
-    readout over-predicts a soft target, and never with a one-hot target; the gradients flip (cosine −1)."""
+    """*Shifting the Gradient* (Grant et al.): the sign-reversal law π(α) = (q − p_α)·(w·v̂): positive steering reverses
+    the trait pressure once the steered readout over-predicts a soft target, and never with a one-hot target; the
+    gradients flip (cosine −1)."""
     (res,) = results
     pressure = {s["method"]: s["layers"][0]["pressure"] for s in res["signatures"]}
     soft = [pressure[f"q{SOFT_TARGET:g}_alpha{i}"] for i in range(3)]
@@ -229,8 +231,9 @@ SAE_PASS = {"max_fvu": 0.08, "parent_mean_cos": 0.95, "unique_parents": 8, "chil
 
 
 def sae_judge(results: Results) -> Outcome:
-    """After training, the H-SAE's decoder matches every planted parent (max cosine), its child atoms match the
-    children far better than the random initialisation, and most children sit under their own parent."""
+    """*Incorporating Hierarchical Semantics in Sparse Autoencoder Architectures*: after training, the H-SAE's decoder
+    matches every planted parent (max cosine), its child atoms match the children far better than the random
+    initialisation, and most children sit under their own parent."""
     (res,) = results
     tr, rnd = res["trained"], res["random_init"]
     figures = {
@@ -330,8 +333,9 @@ PLANTED_COS = 0.99
 
 
 def fdslm_judge(results: Results) -> Outcome:
-    """The perception vector v = μ_P − μ_G recovers the planted state axis; the lag after an onset (first K = 2
-    perceptive frames) shrinks with the steering coefficient, its median following x* = L + τ ln((½ − α)/(½ + α))."""
+    """*Overcoming State Inertia in Full-Duplex Spoken Language Models* (Chang et al.): the perception vector
+    v = μ_P − μ_G recovers the planted state axis; the lag after an onset (first K = 2 perceptive frames) shrinks with
+    the steering coefficient, its median following x* = L + τ ln((½ − α)/(½ + α))."""
     vec, *lags = results
     layer = vec["layers"][0]
     _, unit, _ = _generator(4.0, 0.0, FD_VECTOR_SEED)
