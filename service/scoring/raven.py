@@ -173,9 +173,9 @@ def grade(
     return correct, failed, refused, roles
 
 
-def _groups(key_items: Sequence[AnswerKeyItem]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Group code of each question, question order by (group, step), group sizes and coherence flags; steps must
-    be 1..k within a group and the family one per group (else InvalidInput)."""
+def _groups(key_items: Sequence[AnswerKeyItem]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Question order by (group, step), group sizes and the groups' coherence flags; steps must be 1..k within a
+    group and the family one per group (else InvalidInput)."""
     codes, _ = factorize(list(zip(column(key_items, "video_id"), column(key_items, "group_key"), strict=True)))
     steps = np.fromiter((k.group_step for k in key_items), dtype=np.int64, count=len(key_items))
     coherent = np.array([k.group_family == "coherence" for k in key_items])
@@ -192,7 +192,7 @@ def _groups(key_items: Sequence[AnswerKeyItem]) -> tuple[np.ndarray, np.ndarray,
     if mixed.size:
         i = int(order[mixed[0]])
         raise InvalidInput("a group has one group_family", ("answer_key", "items", i, "group_family"))
-    return codes, order, sizes, family[starts]
+    return order, sizes, family[starts]
 
 
 def group_scores(correct: np.ndarray, order: np.ndarray, sizes: np.ndarray, coherent: np.ndarray) -> np.ndarray:
@@ -224,7 +224,7 @@ def _video_stats(
     key_items: Sequence[AnswerKeyItem],
     correct: np.ndarray,
     failed: np.ndarray,
-    codes: np.ndarray,
+    level: np.ndarray,
     order: np.ndarray,
     sizes: np.ndarray,
     coherent: np.ndarray,
@@ -232,7 +232,6 @@ def _video_stats(
     """Per-video sums from which every metric is a ratio (the cluster bootstrap resamples these rows)."""
     video, _ = factorize(column(key_items, "video_id"))
     n_videos = int(video.max()) + 1
-    level = np.array([LEVELS.index(k.level) for k in key_items])
     scores = group_scores(correct, order, sizes, coherent)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
     group_video = video[order[starts]]
@@ -326,9 +325,10 @@ def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], para
     parse failures (wrong)."""
     if len(key_items) > MAX_ITEMS:
         raise InvalidInput(f"{len(key_items)} items exceed the limit of {MAX_ITEMS}", ("answer_key", "items"))
-    codes, order, sizes, coherent = _groups(key_items)
+    order, sizes, coherent = _groups(key_items)
     correct, failed, refused, roles = grade(key_items, pred_items, params)
-    stats, names = _video_stats(key_items, correct, failed, codes, order, sizes, coherent)
+    level = np.array([LEVELS.index(k.level) for k in key_items])
+    stats, names = _video_stats(key_items, correct, failed, level, order, sizes, coherent)
     n_videos = stats.shape[0]
     check_budget(params.n_resamples, n_videos, ("params", "n_resamples"))
     total = dict(zip(names, stats.sum(axis=0), strict=True))
@@ -350,7 +350,6 @@ def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], para
         interval = percentile_interval(defined, params.confidence) if defined.size else (None, None)
         scores[name] = metric(point[name], *interval, size)
     n = len(key_items)
-    level = np.array([LEVELS.index(k.level) for k in key_items])
     per_level = np.bincount(level, minlength=len(LEVELS))
     weighted = correct * n / (len(LEVELS) * np.maximum(per_level[level], 1))
     role_counts: dict[str, int] = {}
