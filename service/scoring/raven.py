@@ -436,7 +436,7 @@ SPEC = register(
         "coherence group scores, strict group pass, parse failures; video-cluster bootstrap CIs; seeded shuffle "
         "and CircularEval modes; cross-modal gain across a model's three settings.",
         paper="RAVEN-Bench",
-        citation="RAVEN-Bench: EO-IR aerial video reasoning benchmark (NeurIPS 2026 submission; anonymous artifact "
+        citation="RAVEN-Bench: Reasoning over Aerial Videos with EO-IR aligNment (NeurIPS 2026; anonymous artifact "
         "yuhu990424/RAVEN-Bench, raven_benchmark/benchmark.py)",
         answer_key_item_model=AnswerKeyItem,
         prediction_item_model=PredictionItem,

@@ -186,8 +186,9 @@ SPEC = register(
         version="1",
         summary="3D dense captioning (Scan2Cap m@kIoU): CIDEr-D, BLEU-4 and ROUGE-L over ground-truth objects at "
         "IoU 0.25 and 0.5, missed objects captioned 'sos eos' (CIDEr 0).",
-        paper="Scan2Cap dense-captioning metrics (as used by SceneScaffold 3D-LMM evaluations)",
-        citation="Chen, Gholami, Nießner & Chang, 'Scan2Cap: Context-aware Dense Captioning in RGB-D Scans', CVPR "
+        paper="SceneScaffold",
+        citation="SceneScaffold, a unified 3D-LMM (NeurIPS 2026; only the abstract is available); dense captioning as "
+        "in Chen, Gholami, Nießner & Chang, 'Scan2Cap: Context-aware Dense Captioning in RGB-D Scans', CVPR "
         "2021 (evaluator: Chat-Scene utils/eval.py calc_scan2cap_score with pycocoevalcap)",
         answer_key_item_model=AnswerKeyItem,
         prediction_item_model=PredictionItem,

@@ -279,10 +279,11 @@ SPEC = register(
         version="1",
         summary="3D visual grounding: ScanRefer Acc@0.25/0.5 of the first predicted box or Multi3DRefer F1@0.25/0.5 "
         "with Hungarian matching, overall and per subset (unique/multiple, zt/st/mt).",
-        paper="ScanRefer / Multi3DRefer grounding metrics (as used by SceneScaffold 3D-LMM evaluations)",
-        citation="Chen, Chang & Nießner, 'ScanRefer: 3D Object Localization in RGB-D Scans using Natural Language', "
-        "ECCV 2020; Zhang, Gong & Chang, 'Multi3DRefer: Grounding Text Description to Multiple 3D Objects', ICCV "
-        "2023 (evaluators: Chat-Scene utils/eval.py, M3DRef-CLIP multi3drefer_evaluator.py)",
+        paper="SceneScaffold",
+        citation="SceneScaffold, a unified 3D-LMM (NeurIPS 2026; only the abstract is available); grounding as in "
+        "Chen, Chang & Nießner, 'ScanRefer: 3D Object Localization in RGB-D Scans using Natural Language', "
+        "ECCV 2020, and Zhang, Gong & Chang, 'Multi3DRefer: Grounding Text Description to Multiple 3D "
+        "Objects', ICCV 2023 (evaluators: Chat-Scene utils/eval.py, M3DRef-CLIP multi3drefer_evaluator.py)",
         answer_key_item_model=AnswerKeyItem,
         prediction_item_model=PredictionItem,
         params_model=Params,

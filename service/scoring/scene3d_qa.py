@@ -280,10 +280,12 @@ SPEC = register(
         version="1",
         summary="3D question answering (ScanQA / SQA3D): EM@1, refined EM, EM@10 and pycocoevalcap BLEU-1..4, "
         "ROUGE-L, CIDEr-D of the top-1 answer against all references; METEOR null without a Java backend.",
-        paper="ScanQA / SQA3D answer metrics (as used by SceneScaffold 3D-LMM evaluations)",
-        citation="Azuma et al., 'ScanQA: 3D Question Answering for Spatial Scene Understanding', CVPR 2022; Ma et "
-        "al., 'SQA3D: Situated Question Answering in 3D Scenes', ICLR 2023; normalisation and matching of LEO "
-        "(Huang et al., 'An Embodied Generalist Agent in 3D World', ICML 2024) as in Chat-Scene utils/eval.py",
+        paper="SceneScaffold",
+        citation="SceneScaffold, a unified 3D-LMM (NeurIPS 2026; only the abstract is available); question answering "
+        "as in Azuma et al., 'ScanQA: 3D Question Answering for Spatial Scene Understanding', CVPR 2022, and "
+        "Ma et al., 'SQA3D: Situated Question Answering in 3D Scenes', ICLR 2023, with the normalisation and "
+        "matching of LEO (Huang et al., 'An Embodied Generalist Agent in 3D World', ICML 2024) as in "
+        "Chat-Scene utils/eval.py",
         answer_key_item_model=AnswerKeyItem,
         prediction_item_model=PredictionItem,
         params_model=Params,
