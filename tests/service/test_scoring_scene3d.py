@@ -166,8 +166,8 @@ def test_qa_em_at_10_and_missing_answer() -> None:
     assert out["item_metrics"]["em_at_10"] == [1.0, 0.0]
     assert out["item_metrics"]["em_at_1"] == [0.0, 0.0]
     assert out["coverage"] == 0.5
-    assert out["breakdown"]["by_qtype"] == {"What": {"n": 1, "em_at_1": 0.0, "em_refined": 0.0, "rouge_l": 0.0,
-                                                     "cider": 0.0}}  # fmt: skip
+    expected = {"n": 1, "em_at_1": 0.0, "em_refined": 0.0, "rouge_l": 0.0, "cider": 0.0}
+    assert out["breakdown"]["by_qtype"] == {"What": expected}
 
 
 def densecap(preds: dict[str, tuple[str, list[float]]], **params: object) -> dict:
