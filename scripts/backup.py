@@ -32,11 +32,18 @@ def sqlite_path(url: str) -> Path:
 
 
 def snapshot(source_url: str, dest: Path) -> None:
-    """Write a consistent copy of the live SQLite store at ``source_url`` to ``dest`` and check it."""
+    """Write a consistent copy of the live SQLite store at ``source_url`` to ``dest`` and check it. A missing
+    database is an error that creates nothing (connecting would create an empty one)."""
+    database = sqlite_path(source_url)
+    if not database.is_file():
+        raise SystemExit(
+            f"no database at {database} (ESTIBENCH_DATABASE_URL={source_url}): nothing to back up; "
+            "set ESTIBENCH_DATABASE_URL to the store's URL"
+        )
     if dest.exists():
         raise SystemExit(f"{dest} exists; choose a new file")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    src = sqlite3.connect(sqlite_path(source_url), timeout=30)
+    src = sqlite3.connect(database, timeout=30)
     try:
         src.execute("PRAGMA busy_timeout=30000")
         src.execute("VACUUM INTO ?", (str(dest),))
