@@ -199,11 +199,12 @@ def _texts(
     return ids, index, preds, refs, topk
 
 
-def _tokens(texts: Sequence[str], tokenizer: Tokenizer, loc: tuple) -> list[list[str]]:
+def _tokens(texts: Sequence[str], tokenizer: Tokenizer, locs: Sequence[tuple]) -> list[list[str]]:
+    """Tokens of each text; more than ``MAX_TOKENS`` raises InvalidInput at the text's ``locs`` entry."""
     out = [tokenize(t.replace("\n", " ").strip(), tokenizer) for t in texts]
     long = [i for i, toks in enumerate(out) if len(toks) > MAX_TOKENS]
     if long:
-        raise InvalidInput(f"an answer has more than {MAX_TOKENS} tokens", (*loc, long[0]))
+        raise InvalidInput(f"an answer has more than {MAX_TOKENS} tokens", locs[long[0]])
     return out
 
 
@@ -223,8 +224,13 @@ def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], para
     ids, index, preds, refs, topk = _texts(key_items, pred_items, params)
     n = len(key_items)
     em = np.array([answer_match(p, r) for p, r in zip(preds, refs, strict=True)], dtype=np.float64).reshape(n, 2)
-    cand_tokens = _tokens(preds, params.tokenizer, ("predictions", "items"))
-    ref_tokens = [_tokens(rs, params.tokenizer, ("answer_key", "items", i, "refs")) for i, rs in enumerate(refs)]
+    pred_at = np.zeros(n, dtype=np.int64)
+    pred_at[index] = np.arange(index.size)
+    cand_tokens = _tokens(preds, params.tokenizer, [("predictions", "items", int(j), "pred") for j in pred_at])
+    ref_tokens = [
+        _tokens(rs, params.tokenizer, [("answer_key", "items", i, "refs", k) for k in range(len(rs))])
+        for i, rs in enumerate(refs)
+    ]
     text = caption_scores(cand_tokens, ref_tokens)
     item_metrics: dict[str, list[float]] = {"em_at_1": em[:, 0].tolist(), "em_refined": em[:, 1].tolist()}
     scores: dict[str, dict] = {}

@@ -253,3 +253,11 @@ def test_prediction_order_does_not_matter_and_errors_name_the_prediction() -> No
     with pytest.raises(InvalidInput) as err:
         G.score(keys, bad, params)
     assert err.value.loc == ("predictions", "items", 1, "pred_boxes")
+
+
+def test_qa_token_cap_names_the_prediction() -> None:
+    keys = [Q.AnswerKeyItem(item_id="a", refs=["red"]), Q.AnswerKeyItem(item_id="b", refs=["two"])]
+    preds = [Q.PredictionItem(item_id="b", pred="x " * 200), Q.PredictionItem(item_id="a", pred="red")]
+    with pytest.raises(InvalidInput) as err:
+        Q.score(keys, preds, Q.Params(n_resamples=0))
+    assert err.value.loc == ("predictions", "items", 0, "pred")
