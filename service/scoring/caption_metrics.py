@@ -26,6 +26,7 @@ PTB_DROPPED = frozenset(
 """Tokens the COCO evaluation removes after PTB tokenisation (brackets and quotes, which PTB rewrites as -LRB-,
 ``, '' and so on before removal, are dropped directly here)."""
 Tokenizer = Literal["ptb_approx", "whitespace"]
+METEOR_REASON = "no Java METEOR backend is configured; METEOR comes only from the METEOR 1.5 jar, never approximated"
 
 _CLITIC = re.compile(r"([^\W_])('s|'re|'ve|'ll|'d|'m|n't)\b")
 _PTB_TOKEN = re.compile(r"'(?:s|re|ve|ll|d|m)\b|n't\b|\.\.\.|--|[^\W_]+(?:[-'./,&:][^\W_]+)*|\S")

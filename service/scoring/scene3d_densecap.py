@@ -27,7 +27,7 @@ from service.scoring._common import (
     metric,
     result,
 )
-from service.scoring.caption_metrics import Tokenizer, caption_scores, tokenize
+from service.scoring.caption_metrics import METEOR_REASON, Tokenizer, caption_scores, tokenize
 from service.scoring.scene3d_grounding import Box, box_array, box_iou, passes
 from service.stats import bootstrap_mean_ci
 
@@ -167,7 +167,7 @@ def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], para
         "tokenizer": params.tokenizer,
         "wrap": params.wrap,
         "placeholder": " ".join(PLACEHOLDER) if params.wrap else "",
-        "meteor": {"value": None, "reason": "no Java METEOR backend is configured; METEOR is never approximated"},
+        "meteor": {"value": None, "reason": METEOR_REASON},
     }
     out = result(scores, breakdown, index.size / n, RECONSTRUCTED, ids, np.asarray(item_metrics["cider_at_0_5"]))
     out["item_metrics"] = item_metrics

@@ -29,7 +29,7 @@ from service.scoring._common import (
     metric,
     result,
 )
-from service.scoring.caption_metrics import MAX_N, Tokenizer, caption_scores, tokenize
+from service.scoring.caption_metrics import MAX_N, METEOR_REASON, Tokenizer, caption_scores, tokenize
 from service.stats import bootstrap_mean_ci, factorize, wilson
 
 MAX_ITEMS = 50_000
@@ -40,7 +40,6 @@ SYNC_BUDGET = 2.5e5
 """Characters scored (normalised, tokenised, EM and caption metrics) in about 1 s on one core (measured: 10,000
 questions with three references, 3.5e5 characters, 1.3 s)."""
 HARD_CAP = 5e7
-METEOR_REASON = "no Java METEOR backend is configured; METEOR is reported only from the METEOR 1.5 jar"
 PAIRED_TESTS: dict[str, str] = {
     "em_at_1": "mcnemar",
     "em_refined": "mcnemar",
