@@ -181,8 +181,7 @@ def multi3drefer_f1(
         size = max(p, g)
         square = np.zeros((size, size))
         square[:p, :g] = iou[offsets[i] : offsets[i + 1]].reshape(p, g)
-        rows, cols = linear_sum_assignment(-square)
-        matched = square[rows, cols]
+        matched = square[linear_sum_assignment(-square)]
         for k, t in enumerate(thresholds):
             tp[k, i] = passes(matched, t, op).sum()
     f1 = 2 * tp / np.maximum(pred_n + gt_n, 1)
@@ -192,6 +191,7 @@ def multi3drefer_f1(
 
 
 def _boxes(key_items: Sequence[AnswerKeyItem], pred_items: Sequence[PredictionItem], params: Params) -> tuple:
+    """Validated key ids, prediction index, and the ground-truth and predicted boxes (with counts) in key order."""
     if len(key_items) > MAX_ITEMS:
         raise InvalidInput(f"{len(key_items)} items exceed the limit of {MAX_ITEMS}", ("answer_key", "items"))
     if PRIMARY_THRESHOLD not in params.thresholds:
