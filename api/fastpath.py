@@ -27,6 +27,8 @@ from usecases.estimator_runs import EstimatorCall
 from usecases.services import Services
 
 PREFIX = "/v1/estimators/"
+INLINE_BODY_BYTES = 16 * 1024
+"""An anonymous call with a smaller body is validated on the event loop; a larger one in a worker thread."""
 OPENED = "estimator_call"
 """Request-state key of the call (or the error) the middleware opened for the route."""
 
@@ -36,7 +38,7 @@ async def open_estimator_call(
 ) -> EstimatorCall:
     """Validate, canonicalise, authenticate and look up in memory: shared by the fast path and the route."""
     token = presented_token(authorization, x_api_key)
-    if token is None:
+    if token is None and len(body) < INLINE_BODY_BYTES:
         return estimator_runs.open_call(services, spec, body, None)
     return await anyio.to_thread.run_sync(estimator_runs.open_call, services, spec, body, token)
 

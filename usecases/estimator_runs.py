@@ -4,9 +4,15 @@ or compute and store the run. The request path is walked in docs/architecture.md
 
 from __future__ import annotations
 
+import ctypes
 import json
+import math
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from pydantic import ValidationError
 
@@ -14,9 +20,9 @@ from db.repositories.jobs import JobRow
 from db.repositories.runs import RunRow
 from service.registry import ESTIMATORS, EstimatorSpec, Progress, ScorerSpec, no_progress
 from service.types import StrictModel
-from usecases import arrays, runs
+from usecases import arrays, json_bounds, runs
 from usecases.api_keys import Principal, authenticate, require_for_runs
-from usecases.errors import InvalidFields, NotFound, invalid
+from usecases.errors import InvalidFields, NotFound, Unavailable, invalid
 from usecases.runs import CacheKey
 
 if TYPE_CHECKING:
@@ -49,7 +55,9 @@ def estimator(name: str) -> EstimatorSpec:
 
 def parse_params(model: type[StrictModel], body: bytes, loc: tuple[str, ...] = ("body",)) -> StrictModel:
     """Validate a JSON params object (JSON mode, strict); errors are located under ``loc``. Undecodable JSON is
-    ``malformed`` (400); anything else that fails is a 422 naming the fields."""
+    ``malformed`` (400); anything else that fails is a 422 naming the fields. A large body first passes the
+    structural pre-check of ``json_bounds`` (values per nesting depth within the model's bounds)."""
+    json_bounds.check(model, body, loc)
     try:
         return model.model_validate_json(body)
     except ValidationError as exc:
@@ -125,10 +133,49 @@ def complete_call(services: Services, call: EstimatorCall, client: str | None) -
     cost = check_cost(call.spec, resolved, queue_available=services.jobs.available, loc=("body",))
     if cost > call.spec.sync_budget:
         return Queued(_submit(services, call, client, existing_run_id=None))
-    row, cached = runs.compute_and_store(
-        engines, call.key, call.params_json, lambda: call.spec.fn(resolved, no_progress), call.api_key_id
-    )
+    with sync_slot(services, large=cost >= 0.1 * call.spec.sync_budget):
+        row, cached = runs.compute_and_store(
+            engines, call.key, call.params_json, lambda: call.spec.fn(resolved, no_progress), call.api_key_id
+        )
     return Answered(row, cached)
+
+
+_slots: WeakKeyDictionary[Services, threading.BoundedSemaphore] = WeakKeyDictionary()
+_slots_lock = threading.Lock()
+
+
+def _libc_malloc_trim() -> Callable[[int], int] | None:
+    try:
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_malloc_trim = _libc_malloc_trim()
+
+
+@contextmanager
+def sync_slot(services: Services, *, large: bool) -> Iterator[None]:
+    """Hold one of ``sync_concurrency`` slots of this process for a synchronous computation, waiting at most
+    ``sync_wait_s`` (then ``Unavailable``, 503 with Retry-After); after a ``large`` one, give freed heap memory
+    back to the system (glibc ``malloc_trim``)."""
+    settings = services.settings
+    with _slots_lock:
+        slot = _slots.get(services)
+        if slot is None:
+            slot = _slots[services] = threading.BoundedSemaphore(settings.sync_concurrency)
+    if not slot.acquire(timeout=settings.sync_wait_s):
+        raise Unavailable(
+            f"all {settings.sync_concurrency} synchronous slots are busy; retry shortly, or queue the call as a job "
+            "(POST /v1/jobs)",
+            retry_after_s=max(1, math.ceil(settings.sync_wait_s)),
+        )
+    try:
+        yield
+    finally:
+        slot.release()
+        if large and _malloc_trim is not None:
+            _malloc_trim(0)
 
 
 def _submit(services: Services, call: EstimatorCall, client: str | None, existing_run_id: str | None) -> JobRow:
