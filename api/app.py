@@ -3,6 +3,7 @@
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -123,11 +124,64 @@ def _add_params_schema(components: dict, name: str, model: type) -> None:
     components[name] = schema
 
 
+SECURITY_SCHEMES = {
+    "bearer": {"type": "http", "scheme": "bearer", "description": "An API key: `Authorization: Bearer ek_...`."},
+    "apiKey": {"type": "apiKey", "in": "header", "name": "X-API-Key", "description": "An API key in `X-API-Key`."},
+}
+"""Either header carries a key; with neither a call is anonymous (allowed unless ``ESTIBENCH_REQUIRE_KEYS``)."""
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
+
+
+def _unique_schema_names(schema: dict) -> dict:
+    """Give every component schema a unique title (generators name classes by title): FastAPI's module-qualified
+    keys of same-named models (``service__scoring__raven__AnswerKeyItem``) become ``raven_answer_key_item``, and any
+    other component sharing its title is titled by its key."""
+    components = schema["components"]["schemas"]
+    renames = {}
+    for key in components:
+        parts = key.split("__")
+        if len(parts) > 2 and parts[0] == "service":
+            new = f"{parts[-2]}_{_snake(parts[-1])}"
+            if new not in components and new not in renames.values():
+                renames[key] = new
+    text = json.dumps(schema)
+    for old, new in renames.items():
+        text = text.replace(f'"#/components/schemas/{old}"', f'"#/components/schemas/{new}"')
+    schema = json.loads(text)
+    components = schema["components"]["schemas"]
+    schema["components"]["schemas"] = {renames.get(k, k): v for k, v in components.items()}
+    titles: dict[str, int] = {}
+    for value in components.values():
+        titles[value.get("title", "")] = titles.get(value.get("title", ""), 0) + 1
+    for key, value in schema["components"]["schemas"].items():
+        if key in renames.values() or titles.get(value.get("title", ""), 0) > 1:
+            value["title"] = key
+    return schema
+
+
+def _float_enums_as_consts(node: object) -> object:
+    """Number enums with fractional members (``Literal[0.25, 0.5]``) as ``anyOf`` consts: the same values, in a
+    form client generators accept."""
+    if isinstance(node, list):
+        return [_float_enums_as_consts(n) for n in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _float_enums_as_consts(v) for k, v in node.items()}
+    members = node.get("enum")
+    if node.get("type") == "number" and isinstance(members, list) and any(isinstance(m, float) for m in members):
+        node["anyOf"] = [{"const": m} for m in node.pop("enum")]
+    return node
+
+
 def _complete_openapi(app: FastAPI) -> None:
     """Complete the OpenAPI document: the estimator request bodies (the routes read the raw body, see
     api/fastpath.py), the shared ``Problem`` component, every 422 as a problem body (FastAPI's default
-    ``HTTPValidationError`` is not what we send), 500 on every operation, and 400/413/415/422 on every operation
-    that takes a body."""
+    ``HTTPValidationError`` is not what we send), 500 on every operation, 400/413/415/422 on every operation
+    that takes a body, a unique title for every schema, fractional enums as consts, and the two ways of sending a
+    key (``securitySchemes``, optional on every operation)."""
     original = app.openapi
 
     def openapi() -> dict:
@@ -147,6 +201,9 @@ def _complete_openapi(app: FastAPI) -> None:
                         op["responses"][code] = problem_responses(int(code))[int(code)]
             for unused in ("HTTPValidationError", "ValidationError"):
                 components.pop(unused, None)
+            schema = _float_enums_as_consts(_unique_schema_names(schema))
+            schema["components"]["securitySchemes"] = SECURITY_SCHEMES
+            schema["security"] = [{"bearer": []}, {"apiKey": []}, {}]
             app.openapi_schema = schema
         return app.openapi_schema
 

@@ -40,15 +40,14 @@ def _out(meta: Any) -> dict:
     }
 
 
+UPLOAD_MEDIA_TYPES = (arrays.NPY_MEDIA_TYPE, "application/octet-stream")
+"""The npy body may be labelled either way (generated clients send raw bytes as application/octet-stream)."""
+
 NPY_BODY = {
     "requestBody": {
         "required": True,
-        "content": {
-            arrays.NPY_MEDIA_TYPE: {
-                "schema": {"type": "string", "format": "binary"},
-            }
-        },
-        "description": "An .npy file (np.save): dtype one of "
+        "content": {media: {"schema": {"type": "string", "format": "binary"}} for media in UPLOAD_MEDIA_TYPES},
+        "description": "An .npy file (np.save), as application/x-npy or application/octet-stream: dtype one of "
         + ", ".join(arrays.DTYPES)
         + "; C order; at most ESTIBENCH_MAX_ARRAY_ELEMENTS elements and ESTIBENCH_MAX_ARRAY_BYTES bytes.",
     }
@@ -70,11 +69,12 @@ def build_router(max_array_bytes: int) -> APIRouter:
         max_body_size=max_array_bytes + 12 + arrays.MAX_HEADER,
     )
     async def upload_array(request: Request, principal: OptionalCaller, services: ServicesDep) -> JSONResponse:
-        """Upload an ``application/x-npy`` body; the same content always gets the same id (deduplicated)."""
+        """Upload an .npy body (``application/x-npy`` or ``application/octet-stream``); the same content always gets
+        the same id (deduplicated)."""
         require_for_runs(services, principal)
         media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
-        if media != arrays.NPY_MEDIA_TYPE:
-            raise ApiError(415, f"send the array as {arrays.NPY_MEDIA_TYPE} (an .npy file)")
+        if media not in UPLOAD_MEDIA_TYPES:
+            raise ApiError(415, f"send the array as {' or '.join(UPLOAD_MEDIA_TYPES)} (an .npy file)")
         length = request.headers.get("content-length")
         settings = services.settings
         try:

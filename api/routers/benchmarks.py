@@ -74,9 +74,12 @@ class BenchmarkList(BaseModel):
 
 class AnswerKeyVersionOut(BaseModel):
     benchmark_id: str
-    answer_key_version: int
+    answer_key_version: int = Field(description="The current version after the call.")
     answer_key_sha256: str
-    created: bool = Field(description="False when identical content matched an existing version.")
+    created: bool = Field(
+        description="False when the content is the current version's (nothing changed); an earlier version's "
+        "content becomes a new current version."
+    )
     rescored: int | None = Field(description="Submissions re-scored inline (null when a job does it).")
     rescore_job_id: str | None = Field(description="The job re-scoring the stored submissions (GET /v1/jobs/{id}).")
 
@@ -217,8 +220,9 @@ def put_answer_key(
     client: ClientAddress,
     response: Response,
 ) -> dict[str, Any]:
-    """A new immutable answer-key version (identical content returns the existing version, 200) and a re-scoring
-    of every stored submission against it (201): as a job (``rescore_job_id``, ``Location``) when a job queue
+    """A new immutable answer-key version, current from now on, and a re-scoring of every stored submission
+    against it (201; content identical to the current version changes nothing, 200; an earlier version's content
+    makes a new version with that content): as a job (``rescore_job_id``, ``Location``) when a job queue
     runs, else inline (``rescored`` = how many)."""
     new = benchmarks.put_answer_key(services, caller, benchmark_id, body.items, client)
     if new.created:
@@ -272,10 +276,13 @@ def _row_json(r: dict[str, Any]) -> dict[str, Any]:
     responses={
         **responses(Unauthorized, Forbidden, NotFound, 422, 500),
         200: {
+            "description": "The ranked rows: JSON, or with format=csv text/csv, with format=ndjson "
+            "application/x-ndjson "
+            "(generated clients: the leaderboard.csv and leaderboard.ndjson operations have one response type each).",
             "content": {
                 "text/csv": {"schema": {"type": "string"}},
                 "application/x-ndjson": {"schema": {"type": "string"}},
-            }
+            },
         },
     },
 )
@@ -313,6 +320,47 @@ def leaderboard(
             "next_cursor": page.next_cursor,
         }
     )
+
+
+def _leaderboard_file(media_type: str, what: str) -> dict:
+    return {
+        200: {"description": f"The leaderboard as {what}.", "content": {media_type: {"schema": {"type": "string"}}}},
+        **responses(Unauthorized, Forbidden, NotFound, 422, 500),
+    }
+
+
+@router.get("/{benchmark_id}/leaderboard.csv", response_class=Response, responses=_leaderboard_file("text/csv", "CSV"))
+def leaderboard_csv(
+    benchmark_id: str,
+    services: ServicesDep,
+    principal: OptionalCaller,
+    split: Literal["public", "private"] = "public",
+    metric: Annotated[str | None, Query(max_length=64)] = None,
+    rank_by: Literal["best", "latest"] = "best",
+    limit: Annotated[int, Query(ge=1, le=100)] = 100,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    """``leaderboard?format=csv`` as an operation of its own, with one response type (for generated clients)."""
+    return leaderboard(benchmark_id, services, principal, split, metric, rank_by, limit, cursor, "csv")
+
+
+@router.get(
+    "/{benchmark_id}/leaderboard.ndjson",
+    response_class=Response,
+    responses=_leaderboard_file("application/x-ndjson", "NDJSON (one JSON row per line)"),
+)
+def leaderboard_ndjson(
+    benchmark_id: str,
+    services: ServicesDep,
+    principal: OptionalCaller,
+    split: Literal["public", "private"] = "public",
+    metric: Annotated[str | None, Query(max_length=64)] = None,
+    rank_by: Literal["best", "latest"] = "best",
+    limit: Annotated[int, Query(ge=1, le=100)] = 100,
+    cursor: Annotated[str | None, Query(max_length=512)] = None,
+) -> Response:
+    """``leaderboard?format=ndjson`` as an operation of its own, with one response type (for generated clients)."""
+    return leaderboard(benchmark_id, services, principal, split, metric, rank_by, limit, cursor, "ndjson")
 
 
 @router.get(
