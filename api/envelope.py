@@ -18,7 +18,10 @@ class RunEnvelope(BaseModel):
     name: str
     version: str
     params_sha256: str = Field(description="SHA-256 of the canonical params JSON (sorted keys, compact).")
-    cached: bool
+    cached: bool = Field(
+        description="True only on the answer to a call that found an identical stored run (not when a run is read "
+        "by id or listed)."
+    )
     duration_ms: float
     created_at: datetime
     artifacts: list[str] = Field(

@@ -268,21 +268,23 @@ class NewVersion:
 def put_answer_key(
     services: Services, principal: Principal, benchmark_id: str, items: list[dict[str, Any]], client: str | None
 ) -> NewVersion:
-    """A new immutable answer-key version (identical content returns the existing version) and a re-scoring of
-    every stored submission against it: as a job when a queue runs, else inline."""
+    """Make ``items`` the current answer key: content identical to the current version changes nothing (that
+    version is returned); any other content, an earlier version's included, becomes a new immutable version that
+    is current, and every stored submission is re-scored against it: as a job when a queue runs, else inline."""
     require(principal, "benchmarks:write")
     with services.engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
     _owner_or_admin(principal, loaded.benchmark)
     key = _checked_key(services, loaded.spec, loaded.params, items)
     with services.engines.write.begin() as conn:
-        existing = bench_repo.version_by_sha(conn, benchmark_id, key.sha256)
-        if existing is None:
+        current = load(conn, benchmark_id).benchmark.current_version
+        unchanged = bench_repo.current_sha256(conn, [benchmark_id]).get(benchmark_id) == key.sha256
+        if not unchanged:
             added = bench_repo.add_version(
                 conn, benchmark_id, key.sha256, key.text, key.n_public, key.n_private, datetime.now(UTC)
             )
-    if existing is not None:
-        return NewVersion(existing.version, key.sha256, False, 0, None)
+    if unchanged:
+        return NewVersion(current, key.sha256, False, 0, None)
     if services.jobs.available:
         job = services.jobs.submit(
             kind="rescore",

@@ -31,22 +31,22 @@ def list_runs(
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     cursor: Annotated[str | None, Query(max_length=256)] = None,
 ) -> Response:
-    """Runs, newest first; pass ``next_cursor`` back as ``cursor`` for the next page. With ``REQUIRE_KEYS`` a key
-    sees its own runs (an admin all)."""
+    """Runs, newest first (``cached`` false on every one); pass ``next_cursor`` back as ``cursor`` for the next
+    page. With ``REQUIRE_KEYS`` a key sees its own runs (an admin all)."""
     page, last = runs.list_runs(
         services, principal, kind=kind, name=name, limit=limit, before_seq=cursors.decode_seq(cursor)
     )
     next_cursor = cursors.encode(last) if last is not None else None
-    body = b'{"items":[' + b",".join(envelope_json(r, cached=True) for r in page) + b"],"
+    body = b'{"items":[' + b",".join(envelope_json(r, cached=False) for r in page) + b"],"
     body += b'"next_cursor":' + json.dumps(next_cursor).encode() + b"}"
     return Response(body, media_type="application/json")
 
 
 @router.get("/{run_id}", response_model=RunEnvelope, responses=responses(Unauthorized, NotFound, 500))
 def get_run(run_id: str, principal: OptionalCaller, services: ServicesDep) -> Response:
-    """One stored run (``cached`` is true: it is read from the store)."""
+    """One stored run (``cached`` is false: reading a run is not a call that found it stored)."""
     return Response(
-        envelope_json(runs.get_run(services, principal, run_id), cached=True), media_type="application/json"
+        envelope_json(runs.get_run(services, principal, run_id), cached=False), media_type="application/json"
     )
 
 

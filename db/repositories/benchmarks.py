@@ -85,12 +85,6 @@ def version_items(conn: Connection, benchmark_id: str, version: int) -> str | No
     return conn.execute(stmt).scalar()
 
 
-def version_by_sha(conn: Connection, benchmark_id: str, sha256: str) -> VersionRow | None:
-    stmt = select(*_V).where(AnswerKeyVersion.benchmark_id == benchmark_id, AnswerKeyVersion.sha256 == sha256)
-    r = conn.execute(stmt).first()
-    return VersionRow(*r) if r else None
-
-
 def add_version(
     conn: Connection, benchmark_id: str, sha256: str, items_json: str, n_public: int, n_private: int, when: datetime
 ) -> VersionRow:
