@@ -6,6 +6,16 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+from sqlalchemy.engine import make_url
+
+
+def sqlite_path(database_url: str) -> Path | None:
+    """The file of a SQLite database URL (``sqlite:///./estibench.db``, ``sqlite:////data/x.db``); None for other
+    databases and in-memory SQLite."""
+    if not database_url.startswith("sqlite"):
+        return None
+    database = make_url(database_url).database
+    return Path(database) if database and database != ":memory:" else None
 
 
 class Settings(BaseSettings):
@@ -19,7 +29,11 @@ class Settings(BaseSettings):
     secret_key: str | None = None
     redis_url: str | None = None
     require_keys: bool = False
-    data_dir: Path = Path("./data")
+    data_dir: Path = Field(
+        default=Path("./data"),
+        description="The development secret key and the SQLite job queue; unset with a SQLite database: the "
+        "database's directory.",
+    )
     sqlite_synchronous: Literal["OFF", "NORMAL", "FULL", "EXTRA"] = "NORMAL"
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     log_level: str = "INFO"
@@ -61,7 +75,20 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _production_needs_secrets(self) -> "Settings":
         if self.env == "production" and not self.secret_key:
-            raise ValueError("ESTIBENCH_SECRET_KEY is required when ESTIBENCH_ENV=production")
+            raise ValueError(
+                "ESTIBENCH_SECRET_KEY is required when ESTIBENCH_ENV=production; make one with "
+                "python -c 'import secrets; print(secrets.token_hex(32))' and keep it (API keys are hashed with it)"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _data_dir_beside_the_database(self) -> "Settings":
+        """Without ``ESTIBENCH_DATA_DIR``, a SQLite database's files (secret key, queue) live in its directory, not
+        in the directory the server happens to start in."""
+        if "data_dir" not in self.model_fields_set:
+            database = sqlite_path(self.database_url)
+            if database is not None:
+                self.data_dir = database.parent
         return self
 
     @model_validator(mode="after")
