@@ -325,7 +325,7 @@ DOUBLE_DESCENT_SPEC = register(
         fn=double_descent,
         cost=double_descent_cost,
         cost_unit="flops (approximate)",
-        sync_budget=2e9,
+        sync_budget=3e7,
         hard_cap=2e12,
         plot=double_descent_plot,
     )

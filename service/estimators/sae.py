@@ -476,7 +476,7 @@ def recovery_plot(result: HierarchicalRecoveryResult) -> Any:
 
 
 COST_UNIT = "multiply-accumulates, (3·steps·batch + rows evaluated)·N(2d + 2sd + ms) + 5e5·steps; ~1.5e9 per second"
-SYNC_BUDGET = 1.5e9
+SYNC_BUDGET = 1.5e8
 HARD_CAP = 1e12
 
 SPECS = [

@@ -345,7 +345,7 @@ SPEC = register(
         cost=signature_cost,
         cost_unit="multiply-add equivalents: per method 200·n·L·d + n·L·d·min(n, d)/2 + 1.25·L·min(n, d)³ + 10⁶·L "
         "(≈ 5·10⁹ per second with single-threaded BLAS)",
-        sync_budget=5e9,
+        sync_budget=2.5e9,
         hard_cap=1e12,
         plot=plot_signature,
     )
