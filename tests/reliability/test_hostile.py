@@ -10,6 +10,7 @@ import pytest
 
 from db.migrate import upgrade
 from tests.api.test_arrays import NPY, forged, npy
+from tests.api.test_sync_bounds import empty_lists_body
 from tests.reliability import procs
 
 pytestmark = pytest.mark.slow
@@ -30,6 +31,7 @@ def hostile_requests() -> list[tuple[str, str, bytes, dict[str, str], int]]:
     est = f"/v1/estimators/{NAME}"
     big_json = b'{"values":[' + b"1," * (25 * MB) + b"1]}"
     nested = b'{"values":' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    deep_after_values = b'{"values":[' + b"1," * (512 * 1024) + b"[" * 300 + b"]" * 300 + b"]}"
     return [
         ("50 MB JSON body", est, big_json, JSON, 413),
         ("50 MB npy, forged 10^10 elements", "/v1/arrays", forged("<f8", (10**10,), data=bytes(50 * MB)), NPY, 422),
@@ -59,6 +61,8 @@ def hostile_requests() -> list[tuple[str, str, bytes, dict[str, str], int]]:
             422,
         ),
         ("invalid UTF-8", est, b'{"values":[1]\xff\xfe}', JSON, 400),
+        ("8 MiB of empty lists", "/v1/estimators/compression.batch_regret", empty_lists_body(), JSON, 422),
+        ("nesting past the parser's limit after 1 MiB", est, deep_after_values, JSON, 400),
     ]
 
 
