@@ -601,7 +601,7 @@ SPECS = [
             fn=jaccard_fn,
             cost=jaccard_cost,
             cost_unit="hash evaluations",
-            sync_budget=2.5e8,
+            sync_budget=4e8,
             hard_cap=2e11,
             **_COMMON,
         )
@@ -616,7 +616,7 @@ SPECS = [
             fn=minner_fn,
             cost=minner_cost,
             cost_unit="hash evaluations",
-            sync_budget=5e8,
+            sync_budget=1e9,
             hard_cap=2e11,
             **_COMMON,
         )

@@ -385,7 +385,7 @@ SPEC = register(
         fn=target_alignment,
         cost=target_alignment_cost,
         cost_unit="multiply-adds (normal draws weighted 60, small-matrix overhead 3e4 per layer), summed over draws",
-        sync_budget=4e8,
+        sync_budget=1e9,
         hard_cap=1e12,
         plot=target_alignment_plot,
     )
