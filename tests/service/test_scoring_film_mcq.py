@@ -11,7 +11,7 @@ from scipy.special import comb
 from service.errors import InvalidInput
 from service.registry import SCORERS
 from service.scoring import film_mcq as fm
-from service.stats import factorize
+from service.stats import factorize, wilson
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -229,3 +229,80 @@ def test_holm_adjustment_decides_category_significance():
     assert cats["setting"]["p_holm"] == pytest.approx(1789 / 65536, rel=1e-12, abs=0)
     assert cats["character"]["significant_holm"] is True and cats["setting"]["significant_holm"] is True
     assert cats["setting"]["chance"] == 0.25 and cats["setting"]["accuracy"] == 5 / 8
+
+
+def _shape(value: object) -> object:
+    """Field names and leaf types of a result (lists by their first element)."""
+    if isinstance(value, dict):
+        return {str(k): _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    return type(value).__name__
+
+
+def test_result_fields_are_the_documented_ones():
+    # every field name and leaf type of the fixture's result (docs/scoring.md): a renamed, dropped or
+    # None-valued field fails here
+    key = _load("film_mcq_key.json", fm.AnswerKeyItem)
+    pred = _load("film_mcq_predictions.json", fm.PredictionItem)
+    expected = json.loads((FIXTURES / "film_mcq_shape.json").read_text())
+    assert _shape(fm.score(key, pred, fm.Params())) == expected
+
+
+def test_item_matching_handles_order_and_duplicates():
+    from service.scoring._common import match_items
+
+    assert match_items(["a", "b", "c"], ["a", "b", "c"]).tolist() == [0, 1, 2]
+    assert match_items(["a", "b", "c"], ["c", "a", "b"]).tolist() == [2, 0, 1]  # same length, other order
+    assert match_items(["a", "b", "c"], ["b"]).tolist() == [1]
+    for pred, j in ((["a", "a"], 1), (["c", "b", "b"], 2), (["b", "c", "a", "c"], 3)):
+        with pytest.raises(InvalidInput) as err:
+            match_items(["a", "b", "c"], pred)
+        assert err.value.loc == ("predictions", "items", j, "item_id")
+
+
+def test_result_helpers_reject_non_finite_values_by_name():
+    from service.errors import Degenerate
+    from service.scoring._common import group_means, metric, multi_group_means, result
+
+    with pytest.raises(Degenerate) as err:
+        metric(float("nan"))
+    assert err.value.loc == ("value",)
+    with pytest.raises(Degenerate) as err:
+        result({}, {}, float("inf"), [], ["a"], np.array([1.0]))
+    assert err.value.loc == ("coverage",)
+    with pytest.raises(Degenerate) as err:
+        result({}, {}, 1.0, [], ["a"], np.array([np.nan]))
+    assert err.value.loc == ("item_scores",)
+    assert group_means(["x", "y", "x", None], np.array([1.0, 2.0, 3.0, 9.0])) == {
+        "x": {"n": 2, "score": 2.0},
+        "y": {"n": 1, "score": 2.0},
+    }
+    assert multi_group_means([["x"], ["x", "y"]], np.array([1.0, 3.0]), 10.0) == {
+        "x": {"n": 2, "score": 20.0},
+        "y": {"n": 1, "score": 30.0},
+    }
+    assert multi_group_means([[], []], np.array([1.0, 3.0])) == {}
+
+
+def test_small_keys_and_single_option_count():
+    one = [fm.AnswerKeyItem(item_id="a", num_options=4, answer_idx=0, film_id="f")]
+    overall = fm.score(one, [fm.PredictionItem(item_id="a", choice_idx=0)], fm.Params())["breakdown"]["overall"]
+    assert overall["lm_eval_se"] is None and overall["chance_test"] == "binomial"
+    assert overall["option_counts"] == {"4": 1}
+    two = [*one, fm.AnswerKeyItem(item_id="b", num_options=4, answer_idx=1, film_id="f")]
+    overall = fm.score(two, [fm.PredictionItem(item_id="a", choice_idx=0)], fm.Params())["breakdown"]["overall"]
+    assert overall["lm_eval_se"] == pytest.approx(0.5, rel=1e-12, abs=0)  # [1, 0]: sd 0.7071 / sqrt 2
+
+
+def test_category_with_a_lone_option_count_and_its_own_confidence():
+    # "setting": three K = 4 items and one K = 2 item (a count of exactly one), all answered right
+    key = [
+        fm.AnswerKeyItem(item_id=f"s{j}", num_options=k, answer_idx=0, film_id="f", narrative_element="setting")
+        for j, k in enumerate((4, 4, 4, 2))
+    ]
+    pred = [fm.PredictionItem(item_id=f"s{j}", choice_idx=0) for j in range(4)]
+    cat = fm.score(key, pred, fm.Params(confidence=0.8))["breakdown"]["by_narrative_element"]["setting"]
+    assert cat["chance"] == pytest.approx((3 / 4 + 1 / 2) / 4, rel=1e-12, abs=0)
+    assert cat["p_value"] == pytest.approx(0.25**3 * 0.5, rel=1e-12, abs=0)  # all four right
+    assert (cat["ci_low"], cat["ci_high"]) == pytest.approx(wilson(4, 4, 0.8), rel=1e-12, abs=0)

@@ -23,7 +23,7 @@ def items():
     return _load("stakebench_key.json", sb.AnswerKeyItem), _load("stakebench_predictions.json", sb.PredictionItem)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: a module-scoped result would hide the scorer from the mutation run's test mapping
 def scored(items):
     return sb.score(*items, sb.Params())
 
@@ -219,3 +219,21 @@ def test_missing_commitment_answer_counts_as_wrong():
     assert [r["value"] for r in out["item_scores"]] == [1.0, 1.0, 1.0, 0.0]
     # gold [T,F,T,F], answers [T,F,T,wrong = T]: TP 2, TN 1, FP 1, FN 0; MCC (2 - 0)/sqrt(3·2·2·1)
     assert _v(out, "commitment_mcc") == pytest.approx(2 / np.sqrt(12))
+
+
+def _shape(value: object) -> object:
+    """Field names and leaf types of a result (lists by their first element)."""
+    if isinstance(value, dict):
+        return {str(k): _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    return type(value).__name__
+
+
+def test_result_fields_are_the_documented_ones():
+    # every field name and leaf type of the fixture's result (docs/scoring.md): a renamed, dropped or
+    # None-valued field fails here
+    key = _load("stakebench_key.json", sb.AnswerKeyItem)
+    pred = _load("stakebench_predictions.json", sb.PredictionItem)
+    expected = json.loads((FIXTURES / "stakebench_shape.json").read_text())
+    assert _shape(sb.score(key, pred, sb.Params())) == expected

@@ -34,7 +34,7 @@ def items():
     return _load("televal_key.json", televal.AnswerKeyItem), _load("televal_predictions.json", televal.PredictionItem)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture  # per test: a module-scoped result would hide the scorer from the mutation run's test mapping
 def scored(items):
     return televal.score(*items, televal.Params())
 
@@ -345,3 +345,21 @@ def test_exist_match_needs_whole_tokens():
     assert alias_matches(token_string("the cat sat"), "cat")
     assert alias_matches(token_string("他来自北京。"), "北京")  # CJK: one token per ideograph
     assert not alias_matches(token_string("New York"), "newyork")
+
+
+def _shape(value: object) -> object:
+    """Field names and leaf types of a result (lists by their first element)."""
+    if isinstance(value, dict):
+        return {str(k): _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    return type(value).__name__
+
+
+def test_result_fields_are_the_documented_ones():
+    # every field name and leaf type of the fixture's result (docs/scoring.md): a renamed, dropped or
+    # None-valued field fails here
+    key = _load("televal_key.json", televal.AnswerKeyItem)
+    pred = _load("televal_predictions.json", televal.PredictionItem)
+    expected = json.loads((FIXTURES / "televal_shape.json").read_text())
+    assert _shape(televal.score(key, pred, televal.Params())) == expected

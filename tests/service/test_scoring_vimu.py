@@ -229,3 +229,21 @@ def test_task_summary_rates_share_one_denominator():
     assert eg["score_100_missing_as_zero"] == pytest.approx(37.5) == out["scores"]["eg"]["value"]  # over all 4
     none = vimu.score(key, [], vimu.Params(n_resamples=0))["breakdown"]["tasks"]["EG"]
     assert "avg_score_100" not in none and none["score_100_missing_as_zero"] == 0.0
+
+
+def _shape(value: object) -> object:
+    """Field names and leaf types of a result (lists by their first element)."""
+    if isinstance(value, dict):
+        return {str(k): _shape(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_shape(value[0])] if value else []
+    return type(value).__name__
+
+
+def test_result_fields_are_the_documented_ones():
+    # every field name and leaf type of the fixture's result (docs/scoring.md): a renamed, dropped or
+    # None-valued field fails here
+    key = _load("vimu_key.json", vimu.AnswerKeyItem)
+    pred = _load("vimu_predictions.json", vimu.PredictionItem)
+    expected = json.loads((FIXTURES / "vimu_shape.json").read_text())
+    assert _shape(vimu.score(key, pred, vimu.Params())) == expected
