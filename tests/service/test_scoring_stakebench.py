@@ -237,3 +237,8 @@ def test_result_fields_are_the_documented_ones():
     pred = _load("stakebench_predictions.json", sb.PredictionItem)
     expected = json.loads((FIXTURES / "stakebench_shape.json").read_text())
     assert _shape(sb.score(key, pred, sb.Params())) == expected
+
+
+def test_cost_is_key_plus_prediction_items(items):
+    key, pred = items
+    assert sb.SPEC.cost(key, pred[:5], sb.Params()) == float(len(key) + 5)

@@ -363,3 +363,18 @@ def test_result_fields_are_the_documented_ones():
     pred = _load("televal_predictions.json", televal.PredictionItem)
     expected = json.loads((FIXTURES / "televal_shape.json").read_text())
     assert _shape(televal.score(key, pred, televal.Params())) == expected
+
+
+def test_cost_counts_the_characters_matched():
+    key = [
+        televal.AnswerKeyItem(item_id="a", dataset="d", eval_task="basic", ref=["北京", ["Paris", "巴黎"]]),
+        televal.AnswerKeyItem(
+            item_id="b", dataset="c", eval_task="basic", ref=[{"all": ["李白", "杜甫"]}], query="谁是诗人？"
+        ),
+        televal.AnswerKeyItem(item_id="c", dataset="e", eval_task="choice", ref="B", query="哪项正确"),
+        televal.AnswerKeyItem(item_id="d", dataset="j", eval_task="care_nsv"),
+    ]
+    pred = [televal.PredictionItem(item_id="a", pred_text="答案是北京"), televal.PredictionItem(item_id="d")]
+    # answers 5, queries 5 + 4, references 2 + 5 + 2 + 2 + 2 + 1 = 14, plus PER_ITEM_CHARS per item
+    expected = 5 + 9 + 14 + televal.PER_ITEM_CHARS * 6
+    assert televal.SPEC.cost(key, pred, televal.Params()) == float(expected)

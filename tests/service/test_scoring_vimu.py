@@ -247,3 +247,8 @@ def test_result_fields_are_the_documented_ones():
     pred = _load("vimu_predictions.json", vimu.PredictionItem)
     expected = json.loads((FIXTURES / "vimu_shape.json").read_text())
     assert _shape(vimu.score(key, pred, vimu.Params())) == expected
+
+
+def test_cost_is_key_plus_prediction_items(items):
+    key, pred = items
+    assert vimu.SPEC.cost(key, pred[:5], vimu.Params()) == float(len(key) + 5)
