@@ -667,7 +667,7 @@ SPECS = [
             fn=gradient_mismatch,
             cost=gradient_mismatch_cost,
             cost_unit=COST_UNIT_MISMATCH,
-            sync_budget=2e9,
+            sync_budget=1.5e9,
             hard_cap=2e11,
             plot=gradient_mismatch_plot,
         )
