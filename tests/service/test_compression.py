@@ -119,7 +119,7 @@ def test_nml_monotone_in_k_and_n() -> None:
         {"num_symbols": 3, "n": -1},
         {"num_symbols": 3, "n": 10_000_001},
         {"num_symbols": "3", "n": 5},
-        {"num_symbols": 3.0, "n": 5},
+        {"num_symbols": 3.5, "n": 5},
         {"num_symbols": 3, "n": 5, "extra": 1},
     ],
 )
