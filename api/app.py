@@ -34,6 +34,7 @@ from api.routers import (
 )
 from api.routers import arrays as arrays_router
 from api.routers import jobs as jobs_router
+from api.text_guard import TextGuardMiddleware
 from service.registry import ESTIMATORS, load_all
 from usecases import logs
 from usecases.api_keys import ensure_bootstrap_admin
@@ -83,6 +84,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.metrics = Metrics(services.jobs)
     problems.install(app)
     app.add_middleware(EstimatorCallMiddleware)
+    app.add_middleware(TextGuardMiddleware)
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=settings.max_body_bytes)
     app.add_middleware(
         RateLimitMiddleware,
