@@ -1,6 +1,7 @@
 """The run envelope: every estimator and scorer call answers with a stored run, serialised here."""
 
 import json
+from collections import OrderedDict
 from datetime import datetime
 from typing import Any, Literal
 
@@ -49,3 +50,20 @@ def envelope_json(row: RunRow, *, cached: bool) -> bytes:
         "artifacts": list(row.artifacts),
     }
     return (json.dumps(head, separators=(",", ":"))[:-1] + ',"result":' + row.result + "}").encode()
+
+
+_REMEMBERED: OrderedDict[str, bytes] = OrderedDict()
+_REMEMBERED_SIZE = 1024
+
+
+def remembered_envelope_json(row: RunRow) -> bytes:
+    """``envelope_json(row, cached=True)`` kept per run id for the fast path (runs are immutable, so the bytes
+    never change): a repeated call costs no serialisation. Event loop only (no lock)."""
+    body = _REMEMBERED.get(row.id)
+    if body is None:
+        body = _REMEMBERED[row.id] = envelope_json(row, cached=True)
+        if len(_REMEMBERED) > _REMEMBERED_SIZE:
+            _REMEMBERED.popitem(last=False)
+    else:
+        _REMEMBERED.move_to_end(row.id)
+    return body

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.auth import presented_token
-from api.envelope import envelope_json
+from api.envelope import remembered_envelope_json
 from service.errors import DomainError
 from service.registry import ESTIMATORS, EstimatorSpec
 from usecases import estimator_runs
@@ -91,7 +91,7 @@ class EstimatorCallMiddleware:
             await self.app(scope, _replay(messages, receive), send)
             return
         scope["route"] = SimpleNamespace(path=PREFIX + spec.name)
-        payload = envelope_json(opened.remembered, cached=True)
+        payload = remembered_envelope_json(opened.remembered)
         await send(
             {
                 "type": "http.response.start",
