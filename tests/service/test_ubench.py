@@ -205,7 +205,7 @@ def test_out_of_range_values_give_one_error() -> None:
 @pytest.mark.parametrize(
     "kw",
     [
-        {"pred": [[[1, 0]]], "gt": [[[1.0, 0]]]},
+        {"pred": [[[1, 0]]], "gt": [[[0.5, 0]]]},
         {"pred": [[["1", 0]]], "gt": [[[1, 0]]]},
         {"pred": [[1, 0]], "gt": [[1, 0]]},
         {"pred": [], "gt": []},
