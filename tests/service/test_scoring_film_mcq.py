@@ -12,6 +12,7 @@ from service.errors import InvalidInput
 from service.registry import SCORERS
 from service.scoring import film_mcq as fm
 from service.stats import factorize, wilson
+from tests.service.shapes import shape
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -231,22 +232,13 @@ def test_holm_adjustment_decides_category_significance():
     assert cats["setting"]["chance"] == 0.25 and cats["setting"]["accuracy"] == 5 / 8
 
 
-def _shape(value: object) -> object:
-    """Field names and leaf types of a result (lists by their first element)."""
-    if isinstance(value, dict):
-        return {str(k): _shape(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shape(value[0])] if value else []
-    return type(value).__name__
-
-
 def test_result_fields_are_the_documented_ones():
     # every field name and leaf type of the fixture's result (docs/scoring.md): a renamed, dropped or
     # None-valued field fails here
     key = _load("film_mcq_key.json", fm.AnswerKeyItem)
     pred = _load("film_mcq_predictions.json", fm.PredictionItem)
     expected = json.loads((FIXTURES / "film_mcq_shape.json").read_text())
-    assert _shape(fm.score(key, pred, fm.Params())) == expected
+    assert shape(fm.score(key, pred, fm.Params())) == expected
 
 
 def test_item_matching_handles_order_and_duplicates():

@@ -10,6 +10,7 @@ from pydantic import TypeAdapter, ValidationError
 from service.errors import InvalidInput
 from service.registry import SCORERS
 from service.scoring import stakebench as sb
+from tests.service.shapes import shape
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -221,22 +222,13 @@ def test_missing_commitment_answer_counts_as_wrong():
     assert _v(out, "commitment_mcc") == pytest.approx(2 / np.sqrt(12))
 
 
-def _shape(value: object) -> object:
-    """Field names and leaf types of a result (lists by their first element)."""
-    if isinstance(value, dict):
-        return {str(k): _shape(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shape(value[0])] if value else []
-    return type(value).__name__
-
-
 def test_result_fields_are_the_documented_ones():
     # every field name and leaf type of the fixture's result (docs/scoring.md): a renamed, dropped or
     # None-valued field fails here
     key = _load("stakebench_key.json", sb.AnswerKeyItem)
     pred = _load("stakebench_predictions.json", sb.PredictionItem)
     expected = json.loads((FIXTURES / "stakebench_shape.json").read_text())
-    assert _shape(sb.score(key, pred, sb.Params())) == expected
+    assert shape(sb.score(key, pred, sb.Params())) == expected
 
 
 def test_cost_is_key_plus_prediction_items(items):

@@ -21,6 +21,7 @@ from service.scoring.televal_text import (
     token_string,
     tokenize,
 )
+from tests.service.shapes import shape
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -347,22 +348,13 @@ def test_exist_match_needs_whole_tokens():
     assert not alias_matches(token_string("New York"), "newyork")
 
 
-def _shape(value: object) -> object:
-    """Field names and leaf types of a result (lists by their first element)."""
-    if isinstance(value, dict):
-        return {str(k): _shape(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shape(value[0])] if value else []
-    return type(value).__name__
-
-
 def test_result_fields_are_the_documented_ones():
     # every field name and leaf type of the fixture's result (docs/scoring.md): a renamed, dropped or
     # None-valued field fails here
     key = _load("televal_key.json", televal.AnswerKeyItem)
     pred = _load("televal_predictions.json", televal.PredictionItem)
     expected = json.loads((FIXTURES / "televal_shape.json").read_text())
-    assert _shape(televal.score(key, pred, televal.Params())) == expected
+    assert shape(televal.score(key, pred, televal.Params())) == expected
 
 
 def test_cost_counts_the_characters_matched():

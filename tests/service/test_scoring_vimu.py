@@ -11,6 +11,7 @@ from pydantic import TypeAdapter, ValidationError
 from service.errors import InvalidInput
 from service.registry import SCORERS
 from service.scoring import vimu
+from tests.service.shapes import shape
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -231,22 +232,13 @@ def test_task_summary_rates_share_one_denominator():
     assert "avg_score_100" not in none and none["score_100_missing_as_zero"] == 0.0
 
 
-def _shape(value: object) -> object:
-    """Field names and leaf types of a result (lists by their first element)."""
-    if isinstance(value, dict):
-        return {str(k): _shape(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_shape(value[0])] if value else []
-    return type(value).__name__
-
-
 def test_result_fields_are_the_documented_ones():
     # every field name and leaf type of the fixture's result (docs/scoring.md): a renamed, dropped or
     # None-valued field fails here
     key = _load("vimu_key.json", vimu.AnswerKeyItem)
     pred = _load("vimu_predictions.json", vimu.PredictionItem)
     expected = json.loads((FIXTURES / "vimu_shape.json").read_text())
-    assert _shape(vimu.score(key, pred, vimu.Params())) == expected
+    assert shape(vimu.score(key, pred, vimu.Params())) == expected
 
 
 def test_cost_is_key_plus_prediction_items(items):
