@@ -276,31 +276,36 @@ class SimulateResult(ResultModel):
     estimators: list[SimulatedEstimator] = Field(description="One row per estimator, hashing and target.")
 
 
-def _string_codes(strings: Sequence[str], index: np.ndarray, version: int, loc: str) -> np.ndarray:
-    """64-bit universe elements of ``str`` items (``index``: their positions, for the error's ``loc``)."""
+def _string_codes(strings: Sequence[str], index: np.ndarray | None, version: int, loc: str) -> np.ndarray:
+    """64-bit universe elements of ``str`` items (``index``: their positions for the error's ``loc``, None when
+    they are all the items). Raises TypeError when an item is not a ``str`` (the join checks every type)."""
     try:
         buf, starts, stops = utf8_layout(strings)
     except UnicodeEncodeError:
-        bad = next(i for i, s in zip(index, strings, strict=True) if not s.isascii() and _unencodable(s))
-        raise InvalidInput("string is not valid Unicode (lone surrogate)", loc=(loc, int(bad))) from None
+        bad = next(i for i, s in enumerate(strings) if not s.isascii() and _unencodable(s))
+        raise InvalidInput("string is not valid Unicode (lone surrogate)", loc=(loc, _position(index, bad))) from None
     too_long = np.flatnonzero(stops - starts > MAX_ITEM_BYTES)
     if len(too_long):
-        raise InvalidInput(f"string item exceeds {MAX_ITEM_BYTES} bytes in UTF-8", loc=(loc, int(index[too_long[0]])))
+        where = _position(index, int(too_long[0]))
+        raise InvalidInput(f"string item exceeds {MAX_ITEM_BYTES} bytes in UTF-8", loc=(loc, where))
     if version == 1:
         return hash_bytes(encode_strings(strings))
     return hash_utf8(buf, starts, stops)
 
 
+def _position(index: np.ndarray | None, i: int) -> int:
+    return i if index is None else int(index[i])
+
+
 def _item_codes(items: Sequence[str | int], universe: int | None, loc: str, version: int) -> np.ndarray:
     """Universe elements of the items under hash ``version``; InvalidInput names the offending item."""
-    if set(map(type, items)) <= {str}:
-        str_idx, int_idx = np.arange(len(items)), np.empty(0, dtype=np.int64)
-        strings: Sequence[str] = items  # type: ignore[assignment]
-    else:
+    try:
+        str_codes = _string_codes(items, None, version, loc)  # type: ignore[arg-type]
+        int_idx = np.empty(0, dtype=np.int64)
+    except TypeError:
         is_str = np.fromiter(map(isinstance, items, repeat(str)), dtype=bool, count=len(items))
         str_idx, int_idx = np.flatnonzero(is_str), np.flatnonzero(~is_str)
-        strings = [items[i] for i in str_idx]
-    str_codes = _string_codes(strings, str_idx, version, loc)
+        str_codes = _string_codes([items[i] for i in str_idx], str_idx, version, loc)  # type: ignore[misc]
     ints = np.array([items[i] for i in int_idx], dtype=np.int64)
     if universe is None:
         return np.concatenate([str_codes, int_codes(ints)])

@@ -294,6 +294,10 @@ def test_sketch_validation():
     with pytest.raises(InvalidInput) as e:
         sketch(["ok", "€" * 400])  # 400 characters, 1200 UTF-8 bytes
     assert e.value.loc == ("items", 1)
+    for mixed in ([7, "ok", "€" * 400], ["ok", 7, "€" * 400]):
+        with pytest.raises(InvalidInput) as e:
+            sketch(mixed)  # the position in the whole list, ints included
+        assert e.value.loc == ("items", 2)
     with pytest.raises(InvalidInput) as e:
         sketch([3, 100], num_perm=8, universe=100)
     assert e.value.loc == ("items", 1)
