@@ -1,8 +1,13 @@
 """``/v1/health``: 200 with the database, 503 problem without; every response carries X-Request-ID."""
 
+import time
+
 from fastapi.testclient import TestClient
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
 
 from api.app import create_app
+from usecases.health import PROBE_TTL_S
 from usecases.version import CODE_VERSION
 
 
@@ -38,8 +43,6 @@ def test_a_burst_of_health_checks_costs_one_database_round_trip(client: TestClie
 
 
 def test_probe_reports_an_unreachable_database_after_its_ttl() -> None:
-    import time
-
     from usecases.health import DatabaseProbe
 
     up = [True]
@@ -49,3 +52,26 @@ def test_probe_reports_an_unreachable_database_after_its_ttl() -> None:
     assert probe.fresh() is True  # still within the reuse window
     time.sleep(0.25)
     assert probe.fresh() is None and probe.status() is False
+
+
+def test_health_answers_503_within_about_a_second_of_the_database_stopping(client: TestClient) -> None:
+    """Every query of the read engine fails from the moment ``down`` is set, as with a stopped server."""
+    engine = client.app.state.services.engines.read
+    down: list[bool] = []
+
+    def refuse(*_: object) -> None:
+        if down:
+            raise OperationalError("SELECT 1", {}, ConnectionRefusedError("database stopped"))
+
+    event.listen(engine, "before_cursor_execute", refuse)
+    try:
+        assert client.get("/v1/health").status_code == 200
+        for want, flip in ((503, down.append), (200, lambda _: down.clear())):
+            flip(True)
+            t0 = time.monotonic()
+            while (r := client.get("/v1/health")).status_code != want:
+                assert r.status_code in (200, 503) and time.monotonic() - t0 < 2.0
+                time.sleep(0.02)
+            assert time.monotonic() - t0 <= PROBE_TTL_S + 0.2  # within the reuse window, plus polling slack
+    finally:
+        event.remove(engine, "before_cursor_execute", refuse)
