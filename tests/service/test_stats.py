@@ -532,3 +532,131 @@ def test_poisson_binomial_two_sided_far_lower_tail_and_window_edge():
     flat = [0.25] * 600 + [0.2] * 400
     expected = 2 * min(poisson_binomial_tail_ge(edge, flat), poisson_binomial_tail_le(edge, flat))
     assert poisson_binomial_two_sided(edge, p, m) == pytest.approx(expected, rel=1e-12, abs=0)
+
+
+def test_proportion_statistics_do_not_depend_on_the_input_dtype():
+    """Counts and scores are read as float64 whatever their type (float32, small or unsigned ints, Python ints
+    beyond int64): every result is bit-for-bit the one of the same values given as float64."""
+    k, n = np.array([3, 0, 7, 12, 1]), np.array([7, 5, 7, 40, 3])
+    ref_low, ref_high = wilson_interval(k.astype(np.float64), n.astype(np.float64))
+    for kk, nn in [(k.astype(np.float32), n.astype(np.float32)), (k.astype(np.int32), n.astype(np.uint16))]:
+        low, high = wilson_interval(kk, nn)
+        assert low.tolist() == ref_low.tolist() and high.tolist() == ref_high.tolist()
+        assert binomial_se(kk, nn).tolist() == binomial_se(k.astype(np.float64), n.astype(np.float64)).tolist()
+    big_k, big_n = [2**70, 3], [2**71, 7]  # Python ints past int64: an object array unless converted
+    assert [v.tolist() for v in wilson_interval(big_k, big_n)] == [
+        v.tolist() for v in wilson_interval([2.0**70, 3.0], [2.0**71, 7.0])
+    ]
+    assert binomial_se(big_k, big_n).tolist() == binomial_se([2.0**70, 3.0], [2.0**71, 7.0]).tolist()
+    x = np.random.default_rng(23).normal(size=1_000).astype(np.float32)  # float32 sums would be off by ~1e-7
+    assert mean_stderr(x) == mean_stderr(x.astype(np.float64))
+
+
+def test_wilson_upper_end_is_clamped_where_the_formula_rounds_above_one():
+    # k = n − 1 at n ≈ 2.7e15: centre + half rounds to 1 + 2.2e-16 although the exact bound lies below 1
+    z = 1.959963984540054
+    n = 2_661_671_053_461_820
+    k = n - 1
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    assert centre + half > 1.0  # the unclamped formula leaves the unit interval
+    low, high = wilson(k, n)
+    assert high == 1.0 and 0.0 <= low <= high
+
+
+def _two_binomial_tail_ge(k: int, n1: int, p1: float, n2: int, p2: float) -> float:
+    """Exact P(Bin(n1, p1) + Bin(n2, p2) >= k) = Σ_j P(B1 = j) · P(B2 >= k − j), summed in log space."""
+    from scipy.stats import binom
+
+    j = np.arange(n1 + 1)
+    return float(np.exp(logsumexp(binom.logpmf(j, n1, p1) + binom.logsf(k - j - 1, n2, p2))))
+
+
+def test_poisson_binomial_tail_of_a_large_benchmark_thirty_sd_out():
+    # 2·10⁵ items: mean 45 000, sd 184.4; k = mean + 30 sd has P ≈ 1.27e-192. The tilting parameter must be found
+    # precisely: the tilted law is only ~25 sd wide after the e⁻⁸⁰ cut, so θ off by 0.05 moves it past k.
+    n1, p1, n2, p2 = 100_000, 0.25, 100_000, 0.2
+    for k in (46_864, 50_592):  # 10 and 30 sd
+        expected = _two_binomial_tail_ge(k, n1, p1, n2, p2)
+        assert poisson_binomial_tail_ge(k, [p1, p2], [n1, n2]) == pytest.approx(expected, rel=1e-9, abs=0)
+    assert _two_binomial_tail_ge(50_592, n1, p1, n2, p2) == pytest.approx(1.2728e-192, rel=1e-4, abs=0)
+
+
+def test_poisson_binomial_two_sided_of_large_groups_stays_exact_far_in_the_tail():
+    """Windows of a few thousand entries (10⁵ items per group): each entry of the law keeps its relative
+    precision, so the minimum-likelihood p-value is exact to 1e-9 down to ~1e-23 (an FFT convolution, ~1e-16 of
+    the peak in absolute error, gave 0.6% off at 8 sd and 0 from 9 sd on)."""
+    from scipy.stats import binom
+
+    n1, p1, n2, p2 = 100_000, 0.25, 100_000, 0.2
+    lo1, lo2 = 25_000 - 2_800, 20_000 - 2_600  # ±20 sd windows: the mass left out is below 1e-80
+    pmf = np.convolve(
+        binom.pmf(np.arange(lo1, lo1 + 5_601), n1, p1), binom.pmf(np.arange(lo2, lo2 + 5_201), n2, p2)
+    )  # direct sums of positive terms: full relative precision in every entry
+    for k in (46_118, 46_491, 46_677, 46_864):  # 6, 8, 9 and 10 sd above the mean 45 000 (sd 184.4)
+        expected = pmf[pmf <= pmf[k - lo1 - lo2] * (1 + 1e-7)].sum()
+        assert expected < 3e-9
+        assert poisson_binomial_two_sided(k, [p1, p2], [n1, n2]) == pytest.approx(expected, rel=1e-9, abs=0)
+
+
+def test_poisson_binomial_two_sided_is_the_doubled_tail_where_the_law_drops_below_e_minus_80():
+    # documented switch: once P(k) < e⁻⁸⁰ · max P, the doubled one-sided tail (an upper bound) is returned
+    from scipy.stats import binom
+
+    n1, p1, n2, p2 = 6000, 0.25, 4000, 0.2
+    j = np.arange(n1 + 1)
+
+    def log_pmf(s: int) -> float:
+        return float(logsumexp(binom.logpmf(j, n1, p1) + binom.logpmf(s - j, n2, p2)))
+
+    log_mode = log_pmf(2300)
+    assert log_pmf(2844) - log_mode > -80.0 > log_pmf(2845) - log_mode  # −79.83 and −80.11
+    doubled = 2 * _two_binomial_tail_ge(2845, n1, p1, n2, p2)
+    assert poisson_binomial_two_sided(2845, [p1, p2], [n1, n2]) == pytest.approx(doubled, rel=1e-9, abs=0)
+    assert poisson_binomial_two_sided(2844, [p1, p2], [n1, n2]) < doubled  # inside: the pmf sum, no doubling
+
+
+def test_poisson_binomial_probabilities_are_read_in_double_precision():
+    # float32 probabilities: the same values as float64 give bit-for-bit the same tails (float32 logits would not)
+    p32 = (1.0 / np.random.default_rng(24).integers(2, 7, 300)).astype(np.float32)
+    p64 = p32.astype(np.float64)
+    for k in (40, 150, 250):
+        assert poisson_binomial_tail_ge(k, p32) == poisson_binomial_tail_ge(k, p64)
+        assert poisson_binomial_two_sided(k, p32) == poisson_binomial_two_sided(k, p64)
+
+
+def test_cluster_robust_se_accepts_two_clusters_and_factorize_codes_index_the_labels():
+    # two films: p̂ = 0.6; residuals 1 − 0.6·2 = −0.2 and 2 − 0.6·3 = 0.2; sqrt(2/1 · 0.08)/5 = 0.08
+    labels = ["B", "B", "A", "A", "A"]
+    codes, names = factorize(labels)
+    assert [names[c] for c in codes] == labels  # integer codes, in first-appearance order
+    assert codes.tolist() == [0, 0, 1, 1, 1] and codes.dtype == np.int64
+    assert cluster_robust_se([1, 0, 1, 1, 0], codes) == pytest.approx(0.08, rel=1e-12, abs=0)
+
+
+def test_impossible_trials_leave_the_two_sided_binomial_test_unchanged():
+    # p = 0 trials never succeed: with one other probability left, the result is the exact binomial test, also
+    # far in the tail (k = 600 of 1000 at p = 0.3, P ≈ 1.7e-85), where the doubled tail 2.8e-85 would differ
+    for k in (250, 400, 600):
+        expected = binom_two_sided(k, 1000, 0.3)
+        assert poisson_binomial_two_sided(k, [0.0, 0.3], [5, 1000]) == pytest.approx(expected, rel=1e-12, abs=0)
+    assert binom_two_sided(600, 1000, 0.3) == pytest.approx(1.684255e-85, rel=1e-6, abs=0)
+
+
+def test_bootstrap_and_clustered_se_read_their_inputs_in_double_precision():
+    """float32 scores, float32 replicates and float or unsigned cluster codes give bit-for-bit the results of the
+    same values as float64 / int64 (float32 sums and quantiles would be off by ~1e-7 relative)."""
+    x32 = np.random.default_rng(25).normal(size=400).astype(np.float32)  # 400 distinct values: index resampling
+    x64 = x32.astype(np.float64)
+    reps32 = bootstrap_means(x32, 50, np.random.default_rng(26))
+    assert reps32.tolist() == bootstrap_means(x64, 50, np.random.default_rng(26)).tolist()
+    rng = np.random.default_rng(27)
+    for _ in range(300):  # float32 interpolation rounds differently in a few % of these
+        r32, level = rng.normal(size=int(rng.integers(2, 500))).astype(np.float32), float(rng.uniform(0.01, 0.99))
+        assert percentile_interval(r32, level) == percentile_interval(r32.astype(np.float64), level)
+    codes = np.repeat(np.arange(8), 50)
+    expected = cluster_robust_se(x64, codes)
+    assert cluster_robust_se(x32, codes) == expected
+    assert cluster_robust_se(x64, codes.astype(np.float64)) == expected
+    assert cluster_robust_se(x64, codes.astype(np.uint64)) == expected
