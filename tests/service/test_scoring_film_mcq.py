@@ -298,3 +298,75 @@ def test_category_with_a_lone_option_count_and_its_own_confidence():
     assert cat["chance"] == pytest.approx((3 / 4 + 1 / 2) / 4, rel=1e-12, abs=0)
     assert cat["p_value"] == pytest.approx(0.25**3 * 0.5, rel=1e-12, abs=0)  # all four right
     assert (cat["ci_low"], cat["ci_high"]) == pytest.approx(wilson(4, 4, 0.8), rel=1e-12, abs=0)
+
+
+def test_decade_table_of_the_synthetic_example(fixture_items):
+    # correct = [1,1,0,1 | 0,1,0,0 | 1,1]: 1940 → 3/4, 1968 → 1/4, 1921 → 2/2, all K = 4. Exact tails
+    # P(X >= 3 | 4) = 13/256, P(X >= 1 | 4) = 175/256, P(X >= 2 | 2) = 16/256; Holm over 3: 39/256 for the two
+    # smallest (3 · 13/256, then max(2 · 16/256, 39/256)), 175/256 for the last
+    key, pred = fixture_items
+    out = fm.score(key, pred, fm.Params())
+    decades = out["breakdown"]["by_decade"]
+    got = {d: (v["correct"], v["n"], v["accuracy"], v["chance"], v["p_value"], v["p_holm"]) for d, v in decades.items()}
+    assert got == {
+        "1940s": (3, 4, 0.75, 0.25, pytest.approx(13 / 256, rel=1e-12, abs=0), pytest.approx(39 / 256, rel=1e-12)),
+        "1960s": (1, 4, 0.25, 0.25, pytest.approx(175 / 256, rel=1e-12, abs=0), pytest.approx(175 / 256, rel=1e-12)),
+        "1920s": (2, 2, 1.0, 0.25, pytest.approx(16 / 256, rel=1e-12, abs=0), pytest.approx(39 / 256, rel=1e-12)),
+    }
+    assert out["breakdown"]["by_modality"] == {}  # no item carries modality_needed
+    assert out["breakdown"]["protocol"] == "reconstructed-v1"
+
+
+def test_modality_table_uses_correctness_option_counts_and_params(fixture_items):
+    # visual q1-q3 (1,1,0), audio q4-q7 (1,0,1,0), both q8-q10 (0,1,1); K = 4 everywhere, confidence 0.8
+    key, pred = fixture_items
+    modality = ["visual"] * 3 + ["audio"] * 4 + ["both"] * 3
+    key = [k.model_copy(update={"modality_needed": m}) for k, m in zip(key, modality, strict=True)]
+    table = fm.score(key, pred, fm.Params(confidence=0.8))["breakdown"]["by_modality"]
+    assert {m: (v["correct"], v["n"], v["chance"]) for m, v in table.items()} == {
+        "visual": (2, 3, 0.25),
+        "audio": (2, 4, 0.25),
+        "both": (2, 3, 0.25),
+    }
+    assert table["audio"]["p_value"] == pytest.approx(1 - (3 / 4) ** 4 - 4 * (3 / 4) ** 3 / 4, rel=1e-12, abs=0)
+    assert (table["audio"]["ci_low"], table["audio"]["ci_high"]) == pytest.approx(wilson(2, 4, 0.8), rel=1e-12)
+
+
+def test_a_category_whose_holm_p_equals_alpha_is_not_significant():
+    # one category, 2 of 2 right at K = 4: p = Holm p = 1/16 exactly; significance needs p < alpha
+    key, pred = _key_pred({"f": [1, 1]}, {"f": "setting"})
+    cat = fm.score(key, pred, fm.Params(alpha=0.0625))["breakdown"]["by_narrative_element"]["setting"]
+    assert cat["p_holm"] == 0.0625 and cat["significant_holm"] is False
+    cat = fm.score(key, pred, fm.Params(alpha=0.0626))["breakdown"]["by_narrative_element"]["setting"]
+    assert cat["significant_holm"] is True
+
+
+def test_accuracy_interval_follows_the_confidence_level():
+    # 4 of 7 at confidence 0.8 (z = 1.2815516): Wilson (p̂ + z²/2n ± z·sqrt(p̂q̂/n + z²/4n²)) / (1 + z²/n)
+    key, pred = _key_pred({"f": [1, 1, 1, 1, 0, 0, 0]})
+    acc = fm.score(key, pred, fm.Params(confidence=0.8))["scores"]["accuracy"]
+    z, n, p = 1.2815515655446004, 7, 4 / 7
+    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    centre, scale = p + z * z / (2 * n), 1 + z * z / n
+    assert (acc["ci_low"], acc["ci_high"]) == pytest.approx(
+        ((centre - half) / scale, (centre + half) / scale), rel=1e-12
+    )
+
+
+def test_a_two_sided_p_equal_to_alpha_is_near_chance():
+    # 5 of 10 at K = 4: the Wilson CI [0.2366, 0.7634] holds 0.25; near chance needs p >= alpha, equality included
+    key, pred = _key_pred({"f": [1] * 5 + [0] * 5})
+    p_two = fm.score(key, pred, fm.Params())["breakdown"]["overall"]["p_value_two_sided"]
+    assert p_two == pytest.approx(0.134, abs=5e-4)
+    assert fm.score(key, pred, fm.Params(alpha=p_two))["breakdown"]["overall"]["near_chance"] is True
+
+
+def test_chance_on_a_wilson_bound_counts_as_inside():
+    # at this confidence the Wilson bounds of 5/10 and 0/10 land exactly on chance 0.25 (found by bisection);
+    # both two-sided p-values are 0.134 >= 0.05, so both are near chance: the interval is closed
+    confidence = 0.932110845138171
+    for marks, bound in (([1] * 5 + [0] * 5, "ci_low"), ([0] * 10, "ci_high")):
+        key, pred = _key_pred({"f": marks})
+        out = fm.score(key, pred, fm.Params(confidence=confidence))
+        assert out["scores"]["accuracy"][bound] == 0.25
+        assert out["breakdown"]["overall"]["near_chance"] is True

@@ -196,8 +196,19 @@ def test_invalid_inputs_name_the_field(key_kw, pred_kw, params, loc):
 
 
 def test_no_prediction_is_degenerate():
-    with pytest.raises(Degenerate):
+    with pytest.raises(Degenerate) as err:
         zbb.score(KEY, [], zbb.Params())
+    assert err.value.loc == ("predictions",)
+
+
+def test_answer_key_size_limit_is_inclusive():
+    """MAX_ITEMS = 20,000 key items pass the size check (this key then fails on its repeated item id, the next
+    check); one more is refused on the answer key's item list itself."""
+    item = zbb.AnswerKeyItem(item_id="x", user_text="Paris is where?", reference="France")
+    for n, loc in ((20_000, ("answer_key", "items", 1, "item_id")), (20_001, ("answer_key", "items"))):
+        with pytest.raises(InvalidInput) as err:
+            zbb.score([item] * n, [], zbb.Params())
+        assert err.value.loc == loc
 
 
 def test_unanswered_key_items_are_validated_too():
@@ -218,3 +229,41 @@ def test_cost_counts_characters():
     key = [zbb.AnswerKeyItem(item_id="a", user_text="abc", reference="de", aliases=["f", "gh"])]
     pred = [zbb.PredictionItem(item_id="a", response_text="12345")]
     assert zbb.cost(key, pred, zbb.Params()) == 3 + 2 + 3 + 5
+
+
+def test_tokens_compose_accents_and_fold_compatibility_forms():
+    """NFKC: a decomposed 'é' is recomposed into one alphanumeric (NFKD would leave a combining mark, a separator)
+    and the 'ﬁ' ligature folds to 'fi' (NFC keeps it)."""
+    assert zbb.tokens("Cafe\u0301 ﬁsh") == ["café", "fish"]
+
+
+def test_iwor_accepts_a_response_made_of_the_initial_words_only():
+    """w₁ ⊆ response tokens, equality included: the one-word reply 'Paris.' to 'Paris is where?' is IWOR-positive."""
+    key = [zbb.AnswerKeyItem(item_id="a", user_text="Paris is where?", reference="France")]
+    out = zbb.score(key, [zbb.PredictionItem(item_id="a", response_text="Paris.")], zbb.Params())
+    assert out["item_metrics"] == {"correctness": [0.0], "iwor": [1.0]}
+
+
+def test_breakdown_reports_counts_and_rules():
+    """Baseline fixture with fillers 'Uh,' and 'UM' (normalised to uh, um): 15 key items, 14 answered, 6 correct,
+    2 judge labels (q12, q13); IWOR hits stay 5 (q04, q07, q10, q11, q13): q10 still skips 'Uh, um,' and the
+    baseline misses q05 and q14 whether their w₁ is 'hey' or the word after it."""
+    out = zbb.score(KEY, BASELINE, zbb.Params(fillers=["Uh,", "UM"]))
+    assert out["breakdown"] == {
+        "n_items": 15,
+        "n_answered": 14,
+        "n_missing": 1,
+        "correct": 6,
+        "iwor_hits": 5,
+        "judge_labelled": 2,
+        "rules": {
+            "tokens": "NFKC, lower case, apostrophes deleted, non-alphanumerics as spaces, split on whitespace",
+            "iwor": "every initial word is a response token (exact match)",
+            "correctness": "judge_correct when given, else a contiguous token-run match of the reference or an alias",
+            "n_initial": 1,
+            "fillers": ["uh", "um"],
+        },
+        "protocol": "reconstructed-v1",
+    }
+    assert out["reconstructed"] == ["correctness", "iwor"]
+    assert zbb.score(KEY, BASELINE, zbb.Params(skip_fillers=False))["breakdown"]["rules"]["fillers"] == []
