@@ -6,6 +6,7 @@ import pytest
 from service.errors import InvalidInput
 from service.estimators import ubench as U
 from service.registry import SCORERS, no_progress
+from service.scoring import ubench as ubench_scorer
 from service.scoring.ubench import (
     HARD_CAP,
     PAIRED_TESTS,
@@ -16,6 +17,7 @@ from service.scoring.ubench import (
     cost,
     score,
 )
+from service.stats import bootstrap_mean_ci
 from tests.service.test_ubench import MODEL, UNET, square_fixture
 
 
@@ -140,6 +142,14 @@ def test_shape_mismatch_names_the_prediction() -> None:
     assert err.value.loc == ("predictions", "items", 1, "mask")
 
 
+def test_prediction_values_outside_0_1_name_the_prediction() -> None:
+    keys, preds = fixture_items()
+    preds[1] = pred("b", (np.array(preds[1].mask) * 1.5).tolist())
+    with pytest.raises(InvalidInput) as err:
+        run(keys, preds)
+    assert err.value.loc == ("predictions", "items", 1, "mask")
+
+
 def test_key_errors_name_the_field() -> None:
     keys, preds = fixture_items()
     keys[1].mask = np.full((8, 8), 2, dtype=np.uint8)
@@ -167,3 +177,101 @@ def test_cost_and_registration() -> None:
     spec = SCORERS["ubench"]
     assert spec.primary_metric == "iou" and set(spec.metrics) == set(PAIRED_TESTS)
     assert spec.metrics["hd95"].higher_is_better is False
+
+
+def test_probability_maps_are_thresholded() -> None:
+    """A probability map 0.6 on the square and 0.4 on the row below: at threshold 0.5 the prediction is the exact
+    square (IoU 1); at 0.3 it gains the 4 pixels below (IoU 16/20); at 0.6 (strictly greater) it is empty."""
+    _, gt = square_fixture()
+    prob = np.where(np.array(gt) == 1, 0.6, 0.0)
+    prob[6, 2:6] = 0.4
+    keys, preds = [key("a", gt)], [pred("a", prob.tolist())]
+    assert run(keys, preds, n_resamples=0)["item_metrics"]["iou"] == [1.0]
+    low = run(keys, preds, n_resamples=0, threshold=0.3)
+    assert low["item_metrics"]["iou"] == [0.8] and low["breakdown"]["threshold"] == 0.3
+    assert run(keys, preds, n_resamples=0, threshold=0.6)["item_metrics"]["iou"] == [0.0]
+
+
+def test_ground_truth_must_be_binary() -> None:
+    """A ground-truth array holding 0.7 is rejected at its item, though 0.7 would be a valid prediction."""
+    keys, preds = fixture_items()
+    keys[1].mask = np.where(np.array(keys[1].mask) == 1, 0.7, 0.0)
+    with pytest.raises(InvalidInput) as err:
+        run(keys, preds)
+    assert err.value.loc == ("answer_key", "items", 1, "mask")
+
+
+def test_prediction_order_and_missing_first_case() -> None:
+    """Predictions listed in reverse order score as in key order; with the first case missing it is the one
+    scored as an empty mask."""
+    keys, preds = fixture_items()
+    assert run(keys, preds[::-1], n_resamples=0)["item_metrics"] == run(keys, preds, n_resamples=0)["item_metrics"]
+    out = run(keys, preds[1:], n_resamples=0)
+    assert out["item_metrics"]["hd95"] == [None, 0.0]
+    for name, values in {"iou": [0.0, 1.0], "se": [0.0, 1.0], "sp": [1.0, 1.0], "acc": [0.75, 1.0]}.items():
+        assert out["item_metrics"][name] == values, name  # missing case: TN = 48 of 64 pixels, TP = FP = 0
+    out = run(keys, preds[:1], n_resamples=0)
+    assert out["item_metrics"]["iou"] == [0.6, 0.0]
+    assert out["reconstructed"] == []
+    assert out["breakdown"] | {"conventions": None} == {
+        "n_items": 2,
+        "n_predicted": 1,
+        "n_missing": 1,
+        "n_hd95": 1,
+        "n_hd95_empty_mask": 1,
+        "hd95_requested": True,
+        "threshold": 0.5,
+        "bootstrap": {"seed": 0, "n_resamples": 0, "confidence": 0.95},
+        "conventions": None,
+    }
+
+
+def test_breakdown_states_its_conventions() -> None:
+    out = run(*fixture_items(), n_resamples=50, seed=9, confidence=0.9, hd95=False)
+    b = out["breakdown"]
+    assert b["bootstrap"] == {"seed": 9, "n_resamples": 50, "confidence": 0.9}
+    assert (b["hd95_requested"], b["n_hd95"], b["n_hd95_empty_mask"], b["n_missing"]) == (False, 0, 0, 0)
+    assert b["conventions"] == {
+        "missing_prediction": "scored as an empty mask",
+        "both_empty": "iou 0 (U-Bench), dice 1 (medpy dc), se = pc = f1 = 0, hd95 null",
+        "hd95": "95th percentile of both directed surface distance sets; surfaces by one cross erosion",
+    }
+
+
+def test_every_interval_is_the_bootstrap_of_the_case_values() -> None:
+    """Each metric's interval is the seeded percentile bootstrap of its per-case values (HD95: of the cases where
+    it is defined), at the requested confidence."""
+    keys, preds = subset_masks(MODEL)
+    keys.append(key("empty", np.zeros((12, 12), dtype=int).tolist()))
+    preds.append(pred("empty", np.zeros((12, 12)).tolist()))
+    out = run(keys, preds, seed=7, n_resamples=300, confidence=0.9)
+    for name, entry in out["scores"].items():
+        values = np.array([v for v in out["item_metrics"][name] if v is not None], dtype=np.float64)
+        low, high, _ = bootstrap_mean_ci(values, 300, 7, 0.9)
+        assert entry == {
+            "value": pytest.approx(values.mean(), rel=1e-12),
+            "ci_low": low,
+            "ci_high": high,
+            "n": values.size,
+        }
+    assert out["scores"]["hd95"]["n"] == 10 and out["scores"]["iou"]["n"] == 11
+    assert (out["breakdown"]["n_hd95"], out["breakdown"]["n_hd95_empty_mask"]) == (10, 1)
+
+
+def test_item_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """More than MAX_ITEMS cases is rejected on answer_key.items; exactly MAX_ITEMS is accepted."""
+    monkeypatch.setattr(ubench_scorer, "MAX_ITEMS", 2)
+    keys, preds = fixture_items()
+    assert run(keys, preds, n_resamples=0)["breakdown"]["n_items"] == 2
+    with pytest.raises(InvalidInput) as err:
+        run([*keys, key("c", keys[0].mask)], preds, n_resamples=0)
+    assert err.value.loc == ("answer_key", "items")
+
+
+def test_cost_of_a_missing_prediction_follows_the_key_format() -> None:
+    """A case without a prediction costs as if its prediction had the key mask's format (array: ARRAY_WEIGHT)."""
+    keys, preds = fixture_items()
+    for k in keys:
+        k.mask = np.array(k.mask, dtype=np.uint8)
+    per_voxel = (U.ARRAY_WEIGHT + U.LIST_WEIGHT) / 2 + U.HD95_WEIGHT
+    assert cost(keys, preds[:1], Params()) == 64 * per_voxel + 64 * (U.ARRAY_WEIGHT + U.HD95_WEIGHT)
