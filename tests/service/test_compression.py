@@ -5,17 +5,30 @@ import math
 
 import numpy as np
 import pytest
+from matplotlib.colors import to_rgba
 from pydantic import ValidationError
 from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.special import gammaln
-from scipy.stats import binom
+from scipy.stats import binom, norm
 
 from service.errors import Cancelled, InvalidInput
 from service.estimators.compression import SPECS, batch_regret, codelength, double_descent, nml_regret
-from service.estimators.compression_dd import DoubleDescentParams, cell_conditional_losses, double_descent_cost
-from service.estimators.compression_nml import CodelengthParams, NmlRegretParams
-from service.estimators.compression_pnml import BatchRegretParams, batch_regret_cost
+from service.estimators.compression_dd import (
+    DoubleDescentParams,
+    DoubleDescentResult,
+    WidthRow,
+    cell_conditional_losses,
+    double_descent_cost,
+)
+from service.estimators.compression_nml import (
+    MAX_NML_N,
+    CodelengthParams,
+    NmlRegretParams,
+    codelength_cost,
+    nml_regret_cost,
+)
+from service.estimators.compression_pnml import BatchRegretParams, _genie, batch_regret_cost
 from service.registry import ESTIMATORS, no_progress
 
 LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)
@@ -104,6 +117,12 @@ def test_nml_trivial_cases() -> None:
     assert nml_regret(NmlRegretParams(num_symbols=1, n=5), no_progress).asymptotic_nats == pytest.approx(0.0, abs=1e-15)
 
 
+def test_nml_asymptotic_from_n_one() -> None:
+    # Rissanen at K = 2, n = 1 (defined for every n ≥ 1): ½log(1/2π) + 2·log Γ(½) − log Γ(1) = ½log(1/2π) + log π.
+    res = nml_regret(NmlRegretParams(num_symbols=2, n=1), no_progress)
+    assert res.asymptotic_nats == pytest.approx(0.5 * math.log(1 / (2 * math.pi)) + math.log(math.pi), rel=1e-14)
+
+
 def test_nml_monotone_in_k_and_n() -> None:
     values_k = [log_c(k, 50) for k in range(1, 12)]
     values_n = [log_c(4, n) for n in range(0, 40)]
@@ -186,6 +205,22 @@ def test_codelength_kraft_equality(method: str, alpha: float) -> None:
 def test_codelength_params_validation(bad: dict) -> None:
     with pytest.raises(ValidationError):
         CodelengthParams.model_validate(bad)
+
+
+def test_codelength_nml_cap_is_inclusive() -> None:
+    # sum(counts) = 10^7 is allowed for NML (one symbol: ML codelength 0 and log C(1, n) = 0); 10^7 + 1 is not.
+    at_cap = codelength(CodelengthParams(counts=[MAX_NML_N], method="nml"), no_progress)
+    assert (at_cap.n, at_cap.codelength_nats) == (MAX_NML_N, 0.0)
+    with pytest.raises(InvalidInput):
+        codelength(CodelengthParams(counts=[MAX_NML_N, 1], method="nml"), no_progress)
+
+
+def test_nml_and_codelength_costs_count_log_space_terms() -> None:
+    # nml_regret: n + K terms; codelength: K, plus n + K for method='nml' (counts (3, 4, 0): K = 3, n = 7).
+    assert nml_regret_cost(NmlRegretParams(num_symbols=4, n=10)) == 14.0
+    assert codelength_cost(CodelengthParams(counts=[3, 4, 0], method="nml")) == 3.0 + 7.0 + 3.0
+    assert codelength_cost(CodelengthParams(counts=[3, 4, 0], method="ml")) == 3.0
+    assert codelength_cost(CodelengthParams(counts=[3, 4, 0], method="bayes")) == 3.0
 
 
 def test_codelength_domain_errors() -> None:
@@ -296,6 +331,95 @@ def test_batch_regret_norm_constrained_grows_as_sigma_shrinks() -> None:
     assert all(b > a for a, b in itertools.pairwise(means))
 
 
+def norm_constrained(x_train: np.ndarray, x_test: np.ndarray, y: np.ndarray, sigma: float) -> list[float]:
+    params = BatchRegretParams(
+        model="gaussian_linear", X=x_train.tolist(), X_test=x_test.tolist(), y=y.tolist(), sigma=sigma
+    )
+    res = batch_regret(params, no_progress)
+    assert res.form == "norm_constrained"
+    return res.regret_nats
+
+
+def symmetry_case(kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(3)
+    if kind == "square":  # full rank p = n: the test point lies in the row space
+        return rng.standard_normal((8, 8)), rng.standard_normal((2, 8)), rng.standard_normal(8)
+    if kind == "wide":  # p > n: the test point has a component outside the row space
+        return rng.standard_normal((6, 15)), rng.standard_normal((2, 15)), rng.standard_normal(6)
+    x_train = rng.standard_normal((10, 4)) @ rng.standard_normal((4, 6))  # rank 4 < p = 6 < n
+    return x_train, rng.standard_normal((2, 10)) @ x_train, rng.standard_normal(10)  # test points in the row space
+
+
+@pytest.mark.parametrize("kind", ["square", "wide", "rank_deficient_row_space"])
+def test_batch_regret_norm_constrained_symmetries(kind: str) -> None:
+    # The normaliser ∫ N(y_t; x^Tθ(y_t), σ²) dy_t is invariant under y → −y (y_t → −y_t), under (y, σ) → (cy, cσ)
+    # (θ, y_t and the residual scale by c) and under (X, x) → (cX, cx) (θ scales by 1/c, x^Tθ does not). Scales
+    # from 10^-3 to 10^4 move the radius, the kink t* and the leverage curvature across orders of magnitude;
+    # the computation is scale-free, so abs=1e-10 (rounding only).
+    x_train, x_test, y = symmetry_case(kind)
+    base = norm_constrained(x_train, x_test, y, 0.5)
+    assert norm_constrained(x_train, x_test, -y, 0.5) == pytest.approx(base, abs=1e-10)
+    for c in (1e-2, 1e4):
+        assert norm_constrained(x_train, x_test, c * y, c * 0.5) == pytest.approx(base, abs=1e-10)
+    for c in (1e-3, 1e2, 1e4):
+        assert norm_constrained(c * x_train, c * x_test, y, 0.5) == pytest.approx(base, abs=1e-10)
+
+
+def test_batch_regret_norm_constrained_zero_cases() -> None:
+    # y = 0 or X = 0: ||θ|| ≤ ||X⁺y|| = 0 pins θ = 0, the genie predicts 0 and the normaliser is exactly 1.
+    # A zero test point predicts x^Tθ = 0 whatever θ: regret 0 up to the 12σ truncation and quadrature (1e-7).
+    rng = np.random.default_rng(4)
+    x_train, x_test = rng.standard_normal((4, 9)), rng.standard_normal((2, 9))
+    assert norm_constrained(x_train, x_test, np.zeros(4), 0.7) == [0.0, 0.0]
+    assert norm_constrained(np.zeros((3, 2)), x_test[:, :2], rng.standard_normal(3), 0.7) == [0.0, 0.0]
+    zero_point = norm_constrained(x_train, np.zeros((1, 9)), rng.standard_normal(4), 0.7)
+    assert zero_point == [pytest.approx(0.0, abs=1e-7)]
+
+
+@pytest.mark.parametrize("x_perp", [0.0, 0.4, 2.5])
+def test_genie_matches_dense_ridge_and_its_derivative(x_perp: float) -> None:
+    # Sherman–Morrison genie in the basis [V, x_⊥]: residual y_t − ã^Tθ and ||θ||² equal the dense ridge solve
+    # θ = (diag(d, 0) + ããᵀ + λI)^{-1}((g, 0) + ã·y_t), ã = (a, ||x_⊥||) (rel 1e-10), and the returned
+    # d||θ||²/dλ equals the central difference of ||θ(λ)||² (step 1e-6·λ, rel 1e-6).
+    rng = np.random.default_rng(5)
+    d, g, a = rng.uniform(0.5, 3.0, 4), rng.standard_normal(4), rng.standard_normal(4)
+    lam, y_t = np.array([0.3, 2.0, 0.05]), np.array([-1.5, 0.7, 4.0])
+    resid, norm2, dnorm2 = _genie(lam, y_t, d, g, a, x_perp)
+    a_full = np.append(a, x_perp) if x_perp > 0 else a
+    d_full, g_full = (np.append(d, 0.0), np.append(g, 0.0)) if x_perp > 0 else (d, g)
+
+    def dense(lam_i: float, y_i: float) -> np.ndarray:
+        gram = np.diag(d_full) + np.outer(a_full, a_full) + lam_i * np.eye(a_full.size)
+        return np.linalg.solve(gram, g_full + a_full * y_i)
+
+    for i in range(3):
+        theta = dense(lam[i], y_t[i])
+        assert resid[i] == pytest.approx(y_t[i] - a_full @ theta, rel=1e-10)
+        assert norm2[i] == pytest.approx(theta @ theta, rel=1e-10)
+        step = 1e-6 * lam[i]
+        upper, lower = dense(lam[i] + step, y_t[i]), dense(lam[i] - step, y_t[i])
+        assert dnorm2[i] == pytest.approx((upper @ upper - lower @ lower) / (2 * step), rel=1e-6)
+
+
+def test_batch_regret_progress_every_64_test_points() -> None:
+    calls: list[tuple[float, str]] = []
+    params = BatchRegretParams(model="gaussian_linear", X=[[1.0, 2.0]], X_test=[[0.5, -1.0]] * 130, y=[1.0])
+    batch_regret(params, lambda f, m="": calls.append((f, m)))
+    assert calls == [(0.0, "test point 0"), (64 / 130, "test point 64"), (128 / 130, "test point 128")]
+
+
+def test_batch_regret_size_caps_are_inclusive() -> None:
+    # sum(counts) = 10^9 (one more is refused) and an X_test of exactly 100,000 elements are accepted.
+    res = batch_regret(BatchRegretParams(model="multinomial", counts=[10**9, 0]), no_progress)
+    assert res.regret_nats == [pytest.approx(math.log((10**9 + 2) / (10**9 + 1)), rel=1e-12)]
+    with pytest.raises(InvalidInput) as err:
+        batch_regret(BatchRegretParams(model="multinomial", counts=[10**9, 1]), no_progress)
+    assert err.value.loc == ("counts",)
+    x_train = np.eye(21, 20) + 0.1
+    full = BatchRegretParams(model="gaussian_linear", X=x_train.tolist(), X_test=[[0.5] * 20] * 5000)
+    assert len(batch_regret(full, no_progress).regret_nats) == 5000
+
+
 def test_batch_regret_domain_errors() -> None:
     ok = [[1.0, 2.0], [3.0, 4.5], [0.0, 1.0]]
     cases = [
@@ -304,6 +428,7 @@ def test_batch_regret_domain_errors() -> None:
         ({"model": "gaussian_linear", "X": ok}, "X_test"),
         ({"model": "gaussian_linear", "X": ok, "X_test": ok, "counts": [1]}, "counts"),
         ({"model": "gaussian_linear", "X": [[1.0, 2.0], [1.0]], "X_test": ok}, "X"),
+        ({"model": "gaussian_linear", "X": ok, "X_test": [[1.0, 2.0], [1.0]]}, "X_test"),
         ({"model": "gaussian_linear", "X": ok, "X_test": [[1.0, 2.0, 3.0]]}, "X_test"),
         ({"model": "gaussian_linear", "X": [[1.0, 2.0, 3.0]], "X_test": [[1.0, 2.0, 3.0]]}, "y"),
         ({"model": "gaussian_linear", "X": [[1.0, 2.0, 3.0]], "X_test": [[1.0, 2.0, 3.0]], "y": [1.0, 2.0]}, "y"),
@@ -331,6 +456,21 @@ def test_batch_regret_domain_errors() -> None:
 def test_batch_regret_params_validation(bad: dict) -> None:
     with pytest.raises(ValidationError):
         BatchRegretParams.model_validate(bad)
+
+
+def test_batch_regret_cost_formula() -> None:
+    # K for the multinomial; svd = 4·n·p·r (r = min(n, p)) plus 2·m·p·r (p < n) or 1.2e5·m·(r + 1) (p ≥ n).
+    assert batch_regret_cost(BatchRegretParams(model="multinomial", counts=[1, 2, 3, 4])) == 4.0
+    # X missing (refused later by batch_regret): n = p = 0, so only 1.2e5·m.
+    assert batch_regret_cost(BatchRegretParams(model="gaussian_linear", X_test=[[1.0]] * 2)) == 1.2e5 * 2
+    tall = BatchRegretParams(model="gaussian_linear", X=[[1.0, 2.0]] * 5, X_test=[[1.0, 0.0]] * 3)
+    assert batch_regret_cost(tall) == 4 * 5 * 2 * 2 + 2 * 3 * 2 * 2
+    square = BatchRegretParams(model="gaussian_linear", X=[[1.0, 2.0, 3.0]] * 3, X_test=[[1.0, 0.0, 0.0]], y=[1.0] * 3)
+    assert batch_regret_cost(square) == 4 * 3 * 3 * 3 + 1.2e5 * 1 * 4
+    wide = BatchRegretParams(
+        model="gaussian_linear", X=[[1.0, 2.0, 3.0]] * 2, X_test=[[1.0, 0.0, 0.0]] * 4, y=[1.0] * 2
+    )
+    assert batch_regret_cost(wide) == 4 * 2 * 3 * 2 + 1.2e5 * 4 * 3
 
 
 def test_batch_regret_cost_orders_forms() -> None:
@@ -423,6 +563,138 @@ def test_rf_progress_and_cancel() -> None:
         double_descent(params, cancel)
 
 
+def rf_reference(params: DoubleDescentParams, p: int) -> dict:
+    """The random-features experiment written out densely: the documented streams (data SeedSequence([seed, 0,
+    rep]), features [seed, 1, rep, p]), MLE by np.linalg.pinv, Bayes by the explicit posterior covariance
+    (Φ^TΦ + I/v)^{-1}, pNML N(φ^Tβ̂, (1+h)²) with h = φ^T(Φ^TΦ)^{-1}φ, no chunking, no Cholesky."""
+    n, d, m = params.n, params.input_dim, params.n_test
+    totals = {"mle": 0.0, "bayes": 0.0, "fixed": 0.0, "pnml": 0.0, "regret": 0.0}
+    pnml_ok = p < n
+    for rep in range(params.reps):
+        rng = np.random.default_rng(np.random.SeedSequence([params.seed, 0, rep]))
+        x, x_test = rng.standard_normal((n, d)), rng.standard_normal((m, d))
+        y, y_test = rng.choice([-1.0, 1.0], size=n), rng.choice([-1.0, 1.0], size=m)
+        w = np.random.default_rng(np.random.SeedSequence([params.seed, 1, rep, p])).standard_normal((d, p))
+        phi, ft = np.maximum(x @ w / math.sqrt(d), 0.0), np.maximum(x_test @ w / math.sqrt(d), 0.0)
+        pred = ft @ np.linalg.pinv(phi, rcond=max(n, p) * np.finfo(np.float64).eps) @ y  # matrix_rank's cut
+        totals["mle"] -= norm.logpdf(y_test, pred, 1.0).sum()
+        for key, prior_var in (("bayes", 1.0 / p), ("fixed", 1.0)):
+            cov = np.linalg.inv(phi.T @ phi + np.eye(p) / prior_var)
+            var = 1.0 + np.einsum("ij,jk,ik->i", ft, cov, ft)
+            totals[key] -= norm.logpdf(y_test, ft @ cov @ phi.T @ y, np.sqrt(var)).sum()
+        pnml_ok = pnml_ok and np.linalg.matrix_rank(phi) == p
+        if pnml_ok:
+            h = np.einsum("ij,jk,ik->i", ft, np.linalg.inv(phi.T @ phi), ft)
+            totals["pnml"] -= norm.logpdf(y_test, pred, 1.0 + h).sum()
+            totals["regret"] += np.log1p(h).sum()
+    mean = {key: value / (params.reps * m) for key, value in totals.items()}
+    if not pnml_ok:
+        mean["pnml"] = mean["regret"] = None
+    return mean
+
+
+@pytest.mark.parametrize(
+    ("n", "input_dim", "widths", "reps", "n_test"),
+    [
+        (8, 3, [3, 8, 14], 2, 1030),  # p < n, p = n, p > n; 1030 test points span two prediction chunks
+        (5, 1, [2], 3, 4),  # d = 1: ReLU features of rank < p in some repetition, so no pNML although p < n
+        (4, 1, [3], 3, 4),  # d = 1, rep 2: rank 2 < p, the null direction has a rounding-level singular value
+        (1, 1, [1], 10, 3),  # one point, one feature: φ = 0 (rank 0) and 0 < φ < 1 both occur over 10 reps
+    ],
+)
+def test_rf_widths_match_dense_reference(n: int, input_dim: int, widths: list[int], reps: int, n_test: int) -> None:
+    # Every per-width field against the dense reference; rel=1e-8 (pinv and inv vs SVD and Cholesky rounding).
+    params = DoubleDescentParams(n=n, widths=widths, reps=reps, n_test=n_test, input_dim=input_dim, seed=5)
+    res = double_descent(params, no_progress)
+    approx = LOG_2PI_HALF + 0.5
+    for row, p in zip(res.rows, widths, strict=True):
+        ref = rf_reference(params, p)
+        assert (row.width, row.width_over_n) == (p, p / n)
+        assert row.mle_ce == pytest.approx(ref["mle"], rel=1e-8)
+        assert row.bayes_ce == pytest.approx(ref["bayes"], rel=1e-8)
+        assert row.bayes_fixed_ce == pytest.approx(ref["fixed"], rel=1e-8)
+        if ref["pnml"] is None:
+            assert row.pnml_ce is None and row.pnml_regret is None
+        else:
+            assert row.pnml_ce == pytest.approx(ref["pnml"], rel=1e-8)
+            assert row.pnml_regret == pytest.approx(ref["regret"], rel=1e-8)
+        assert row.approx_error == pytest.approx(approx, rel=1e-15)
+        assert row.bayes_regret == pytest.approx(ref["bayes"] - approx, rel=1e-8, abs=1e-12)
+        assert row.mle_bayes_gap == pytest.approx(ref["mle"] - ref["bayes"], rel=1e-8, abs=1e-12)
+    peak = max(res.rows, key=lambda r: r.mle_ce)
+    assert res.peak_width == peak.width
+    assert res.peak_ratio == pytest.approx(peak.mle_ce / peak.bayes_ce, rel=1e-15)
+    assert (res.experiment, res.n) == ("rf_regression", n)
+
+
+def test_rf_reference_cases_cover_rank_deficient_and_zero_features() -> None:
+    # The dense-reference cases above are only meaningful if they reach these branches: d = 1 features of rank
+    # < p < n (one with a rounding-level singular value), and a single feature that is 0 in one repetition and in
+    # (0, 1) in another.
+    def phi(params: DoubleDescentParams, p: int, rep: int) -> np.ndarray:
+        rng = np.random.default_rng(np.random.SeedSequence([params.seed, 0, rep]))
+        x = rng.standard_normal((params.n, params.input_dim))
+        w_rng = np.random.default_rng(np.random.SeedSequence([params.seed, 1, rep, p]))
+        w = w_rng.standard_normal((params.input_dim, p))
+        return np.maximum(x @ w / math.sqrt(params.input_dim), 0.0)
+
+    deficient = DoubleDescentParams(n=5, widths=[2], reps=3, n_test=4, input_dim=1, seed=5)
+    assert min(np.linalg.matrix_rank(phi(deficient, 2, rep)) for rep in range(3)) < 2
+    # (n, p) = (4, 3), rep 2: the third singular value is not 0 but below the rank cut max(n, p)·eps·s_max.
+    sv = np.linalg.svd(phi(DoubleDescentParams(n=4, widths=[3], input_dim=1, seed=5), 3, 2), compute_uv=False)
+    assert 0 < sv[2] <= 4 * np.finfo(np.float64).eps * sv[0]
+    single = DoubleDescentParams(n=1, widths=[1], reps=10, n_test=3, input_dim=1, seed=5)
+    values = [float(phi(single, 1, rep)[0, 0]) for rep in range(10)]
+    assert 0.0 in values and any(0 < v < 1 for v in values)
+
+
+def test_rf_width_cap_is_inclusive() -> None:
+    # widths ≤ 5000 are accepted: one 5000-feature row (function-space Bayes, n = 2) runs; 5001 is refused.
+    res = double_descent(DoubleDescentParams(n=2, widths=[5000], reps=1, n_test=1, input_dim=1), no_progress)
+    assert res.rows[0].width == 5000 and res.rows[0].pnml_ce is None
+
+
+def test_double_descent_plot_draws_the_three_curves_against_width_over_n() -> None:
+    # A hand-made result: each curve is exactly its column against width / n, the missing pNML points are
+    # skipped, the interpolation threshold is a thin black line at 1 and the y axis is logarithmic.
+    approx = LOG_2PI_HALF + 0.5
+
+    def row(width: int, mle: float, bayes: float, pnml: float | None) -> WidthRow:
+        return WidthRow(
+            width=width,
+            width_over_n=width / 40,
+            mle_ce=mle,
+            bayes_ce=bayes,
+            bayes_fixed_ce=bayes + 0.1,
+            pnml_ce=pnml,
+            pnml_regret=None if pnml is None else 0.2,
+            approx_error=approx,
+            bayes_regret=bayes - approx,
+            mle_bayes_gap=mle - bayes,
+        )
+
+    rows = [row(10, 1.6, 1.45, 1.55), row(40, 30.0, 1.46, None), row(80, 2.2, 1.47, None)]
+    result = DoubleDescentResult(
+        experiment="rf_regression", n=40, rows=rows, peak_width=40, peak_ratio=30.0 / 1.46, reconstructed=[]
+    )
+    fig = ESTIMATORS["compression.double_descent"].plot(result)
+    assert list(fig.get_size_inches()) == [6.0, 4.0]
+    ax = fig.axes[0]
+    mle, bayes, pnml, threshold = ax.lines
+    assert [line.get_label() for line in (mle, bayes, pnml)] == ["MLE", "Bayes", "pNML"]
+    assert list(mle.get_xdata()) == list(bayes.get_xdata()) == [0.25, 1.0, 2.0]
+    assert list(mle.get_ydata()) == [1.6, 30.0, 2.2]
+    assert list(bayes.get_ydata()) == [1.45, 1.46, 1.47]
+    assert (list(pnml.get_xdata()), list(pnml.get_ydata())) == ([0.25], [1.55])
+    assert all(line.get_marker() == "o" and line.get_linestyle() == "-" for line in (mle, bayes, pnml))
+    assert list(threshold.get_xdata()) == [1.0, 1.0]
+    assert to_rgba(threshold.get_color()) == to_rgba("k") and threshold.get_linewidth() == 0.5
+    assert ax.get_yscale() == "log"
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("width / n", "test cross-entropy (nats)")
+    assert ax.get_title() == "rf_regression, n = 40"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["MLE", "Bayes", "pNML"]
+
+
 # ---------------------------------------------------------------- double_descent: cell model
 
 CELL_M = [2, 10, 50, 100, 200, 400, 1000, 10_000]
@@ -459,6 +731,7 @@ def test_cell_model_pnml_regret_rises_to_log_k(cell_result) -> None:
     assert huge.rows[0].pnml_regret == pytest.approx(math.log(10), abs=2e-3)
     for r in cell_result.rows:
         assert r.approx_error == pytest.approx(math.log(10), rel=1e-15)
+        assert r.width_over_n == r.width / 200
         assert r.approx_error + r.bayes_regret + r.mle_bayes_gap == pytest.approx(r.mle_ce, rel=1e-12)
 
 
@@ -467,6 +740,21 @@ def test_cell_conditional_losses_match_scipy_double_sum() -> None:
     n, k_cls, eps = 30, 4, 0.01
     losses = cell_conditional_losses(n, k_cls, eps)
     for nc in (0, 1, 7, 30):
+        k = np.arange(nc + 1)
+        pmf = binom.pmf(k, nc, 1 / k_cls)
+        for row, a in enumerate((eps, 0.5, 1.0)):
+            expected = float(pmf @ -np.log((k + a) / (nc + k_cls * a)))
+            assert losses[row, nc] == pytest.approx(expected, rel=1e-12, abs=1e-14)
+        assert losses[3, nc] == pytest.approx(math.log((nc + k_cls) / (nc + 1)), rel=1e-14)
+
+
+@pytest.mark.parametrize("n", [1, 600])
+def test_cell_conditional_losses_fill_every_chunk(n: int) -> None:
+    # n_c = 0..n is processed in chunks of 256: every column, including those of the last chunk (n = 600 spans
+    # three), equals the scipy double sum; n = 1 is a single partial chunk. rel=1e-12.
+    k_cls, eps = 3, 0.1
+    losses = cell_conditional_losses(n, k_cls, eps)
+    for nc in sorted({0, 1, n // 2, 255, 256, 257, 511, 512, n} & set(range(n + 1))):
         k = np.arange(nc + 1)
         pmf = binom.pmf(k, nc, 1 / k_cls)
         for row, a in enumerate((eps, 0.5, 1.0)):
@@ -527,6 +815,14 @@ def test_double_descent_domain_error_rf_width_cap() -> None:
     with pytest.raises(InvalidInput) as err:
         double_descent(DoubleDescentParams(widths=[10, 5001]), no_progress)
     assert err.value.loc == ("widths",)
+
+
+def test_double_descent_cost_formula() -> None:
+    # cell_model: 30·(n+1)² + |widths|·(n+1); rf_regression: reps·Σ_p [n·max(p,n)² + n_test·p·(min(p,n) + d)].
+    cell = DoubleDescentParams(experiment="cell_model", n=9, widths=[2, 5, 50])
+    assert double_descent_cost(cell) == 30 * 10**2 + 3 * 10
+    rf = DoubleDescentParams(n=10, widths=[5, 20], reps=2, n_test=7, input_dim=3)
+    assert double_descent_cost(rf) == 2 * (10 * 10**2 + 7 * 5 * (5 + 3) + 10 * 20**2 + 7 * 20 * (10 + 3))
 
 
 def test_double_descent_cost_contains_spec_guard() -> None:
