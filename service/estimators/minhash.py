@@ -570,7 +570,8 @@ def simulate_plot(result: SimulateResult) -> Any:
     rows = [e for e in result.estimators if e.target == "jaccard"]
     fig = Figure(figsize=(6, 3.5))
     ax = fig.add_subplot()
-    ax.bar([e.estimator for e in rows], [e.variance for e in rows], color="#1f77b4", label="simulated variance")
+    labels = [f"{e.estimator} ({e.hashing})" if e.estimator == "minner" else e.estimator for e in rows]
+    ax.bar(labels, [e.variance for e in rows], color="#1f77b4", label="simulated variance")
     ax.axhline(result.var_classical, color="k", ls="--", label="J(1-J)/K")
     ax.set_ylabel("variance")
     ax.set_title(f"J = {result.jaccard:.3f}, {result.trials} trials")

@@ -17,7 +17,7 @@ from service.estimators.compression_nml import (
     codelength,
     codelength_cost,
 )
-from service.estimators.minhash_minner import MinnerObservation, _score, minner_newton
+from service.estimators.minhash_minner import MinnerObservation, _score, minner_newton, mle
 from service.estimators.moead import OmmRuntimeParams, omm_runtime
 from service.estimators.moead_sim import omm_runtimes
 from service.registry import ESTIMATORS, no_progress
@@ -74,6 +74,38 @@ def test_minner_newton_is_the_root_of_its_score_in_a_dense_universe():
         root = brentq(lambda t, o=obs, r=r_sum: _score(o, t, r)[0], lo + eps, hi - eps, xtol=1e-13, rtol=1e-14)
         assert v == pytest.approx(root, rel=1e-9, abs=1e-9)
     assert interior > 200  # most cases exercise the Newton iteration, not the shortcuts
+
+
+def _lbinom(n, j):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where((j < 0) | (j > n), -np.inf, gammaln(n + 1) - gammaln(j + 1) - gammaln(n - j + 1))
+
+
+def _exact_loglik(obs: MinnerObservation, vs: np.ndarray) -> np.ndarray:
+    """sum_k log P(c_k, m_k, r_k | v): Y holds v of X's n_x items and n_y - v others, all above rank r_k except its
+    argmin (in X when c_k = 1), none of X's m_k items below r_k (Ahle, "Maximum Likelihood")."""
+    ck, mk, rk = (np.asarray(a, dtype=np.int64)[:, None] for a in (obs.collided, obs.minner, obs.ranks))
+    above_outside_x = obs.universe - rk - (1 - ck) - (obs.n_x - mk)
+    per_hash = _lbinom(obs.n_x - mk - ck, vs - ck) + _lbinom(above_outside_x, obs.n_y - vs - (1 - ck))
+    ll = per_hash.sum(axis=0)
+    prior = obs.k * (_lbinom(obs.n_x, vs) + _lbinom(obs.universe - obs.n_x, obs.n_y - vs))
+    return np.where(np.isfinite(prior), ll - np.where(np.isfinite(prior), prior, 0.0), -np.inf)  # v impossible
+
+
+def test_mle_is_the_exact_likelihood_argmax_in_a_dense_universe():
+    """Dense universes put the stored minimum far up the ranks, (r_k - m_k)/L(v) > 1/2: the branch that evaluates
+    log(L / (L - r_k + m_k)) without cancellation; the argmax must equal the brute-force one (ties: smallest v)."""
+    rng = np.random.default_rng(17)
+    far = 0
+    for _ in range(40):
+        obs = _dense_observation(rng)
+        vs = np.arange(0, min(obs.n_x, obs.n_y) + 1)
+        ll = _exact_loglik(obs, vs)
+        assert mle(obs) == float(np.argmax(ll))
+        assert mle(obs, chunk=7 * obs.k) == mle(obs)  # the scan in chunks of 7 values of v
+        lv = obs.universe - obs.n_x - obs.n_y + vs[np.isfinite(ll)] + 1
+        far += bool(((obs.ranks - obs.minner)[:, None] > 0.5 * lv[None, :]).any())
+    assert far > 20
 
 
 def test_codelength_accepts_counts_summing_to_exactly_the_cap():

@@ -8,14 +8,18 @@ import numpy as np
 import pytest
 import xxhash
 from pydantic import ValidationError
+from scipy.optimize import brentq
 from scipy.special import gammaln
 
 from service.errors import Cancelled, Degenerate, InvalidInput
 from service.estimators import minhash as mh
-from service.estimators.minhash_minner import ESTIMATORS, MinnerObservation, _score, mle
-from service.estimators.minhash_simulate import simulate
+from service.estimators import minhash_kernels as kernels
+from service.estimators import minhash_variance
+from service.estimators.minhash_minner import ESTIMATORS, MinnerObservation, _score, mle, mle_cost
+from service.estimators.minhash_simulate import _dense_rank, _estimates, _row, simulate
 from service.estimators.minhash_sketch import (
     Hasher,
+    _Throttle,
     derive_keys,
     distinct,
     fmix64,
@@ -27,6 +31,7 @@ from service.estimators.minhash_sketch import (
 )
 from service.estimators.minhash_variance import (
     circulant_warning,
+    clark_min,
     cminhash_ratio,
     cminhash_ratio_approx,
     minner_approx,
@@ -114,10 +119,24 @@ def test_item_codes_are_the_documented_canonical_functions():
         assert [int(v) for v in lemire(h, d)] == [(int(v) * d) >> 64 for v in h]
 
 
+def test_lemire_reduction_near_carry_boundaries():
+    """(h * D) >> 64 exactly, for hashes whose low-word product decides a carry (found by search, D = 2^24 - 3)."""
+    d = 2**24 - 3
+    h = [12092942318845509749, 4990462069950545107, 110031448420723968, 2**64 - 1, 2**32 - 1, 2**32]
+    assert [int(v) for v in lemire(np.array(h, dtype=np.uint64), d)] == [(x * d) >> 64 for x in h]
+
+
 def test_version_2_string_hash_is_injective_for_one_length():
     """Chained bijections: distinct strings of the same byte length never share a code (all 65,536 of 2 bytes)."""
     texts = [bytes([a, b]).decode("latin-1") for a in range(128) for b in range(128)]
     assert len(distinct(hash_strings_v2(texts))) == len(texts)
+
+
+def test_version_2_string_boundaries_with_nul_and_low_bytes():
+    """Short lists whose byte counts could be mistaken for separators: an empty string, a NUL inside the only
+    string, a 0x01 byte."""
+    for texts in (["", "a"], ["a\0b"], ["\x01", "b"], ["\0"], ["b", "\x01\x01", ""]):
+        assert [int(v) for v in hash_strings_v2(texts)] == [ref_v2_string(t) for t in texts]
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -226,6 +245,125 @@ def test_compiled_minima_and_minner_counts_equal_the_array_definition():
         assert np.array_equal(below, (dense < stored[:, None]).sum(axis=1))
 
 
+def test_workers_are_the_cores_the_process_may_run_on(monkeypatch):
+    seen = []
+
+    def affinity(pid):
+        seen.append(pid)
+        return {0, 2, 5}
+
+    monkeypatch.setattr(kernels.os, "sched_getaffinity", affinity)
+    assert kernels.workers() == 3 and seen == [0]  # pid 0: this process
+    monkeypatch.setattr(kernels.os, "sched_getaffinity", lambda pid: {7})
+    assert kernels.workers() == 1
+
+
+def test_work_is_split_into_one_chunk_per_worker_above_the_threshold(monkeypatch):
+    """run_split returns one output per chunk; chunk i covers items [n i // P, n (i+1) // P)."""
+    monkeypatch.setattr(kernels, "workers", lambda: 3)
+    monkeypatch.setattr(kernels, "SPLIT_MIN_WORK", 1000)
+    rng = np.random.default_rng(12)
+    codes = distinct(rng.integers(0, 2**63, 200, dtype=np.uint64))
+    n = len(codes)
+    w, offsets = Hasher("classic", 8, 5, None).bases(codes)
+    dense = fmix64(offsets[:, None] + w[None, :], final=False)
+
+    def run(n_items, work):
+        return kernels.run_split("minima", n_items, work, lambda: (np.full(8, M64, dtype=np.uint64),), w, offsets)
+
+    parts = run(n, 1000)
+    cuts = [0, n // 3, 2 * n // 3, n]
+    assert len(parts) == 3
+    for (out,), lo, hi in zip(parts, cuts[:-1], cuts[1:], strict=True):
+        assert np.array_equal(out, dense[:, lo:hi].min(axis=1))
+    ((single,),) = run(n, 999)  # below the threshold: one chunk over all items
+    assert np.array_equal(single, dense.min(axis=1))
+    assert len(run(1, 10**9)) == 1  # one item is never split
+    two = run(2, 10**9)  # two items over three workers: chunks [0, 0), [0, 1), [1, 2)
+    assert len(two) == 3 and np.all(two[0][0] == np.uint64(M64))
+    assert np.array_equal(two[1][0], dense[:, 0]) and np.array_equal(two[2][0], dense[:, 1])
+    monkeypatch.setattr(kernels, "workers", lambda: 2)
+    halves = run(n, 1000)
+    assert np.array_equal(halves[0][0], dense[:, : n // 2].min(axis=1))
+    assert np.array_equal(halves[1][0], dense[:, n // 2 :].min(axis=1))
+
+
+def test_compiled_loops_split_over_threads_equal_the_single_thread_results(monkeypatch):
+    """Minima, Minner counts and version-2 string hashes combined over 3 chunks equal the array definitions."""
+    monkeypatch.setattr(kernels, "workers", lambda: 3)
+    monkeypatch.setattr(kernels, "SPLIT_MIN_WORK", 1)
+    rng = np.random.default_rng(13)
+    codes = distinct(rng.integers(0, 2**63, 3000, dtype=np.uint64))
+    h = Hasher("cminhash_sigma_pi", 32, 2, None)
+    w, offsets = h.bases(codes)
+    dense = fmix64(offsets[:, None] + w[None, :], final=False)
+    (got,) = h.minima([codes])
+    assert np.array_equal(got, dense.min(axis=1))
+    stored = dense[:, 1000:1100].min(axis=1)  # the minima of items that all sit in the second chunk
+    coll, below = h.minner_counts(codes, stored)
+    assert coll.all() and np.array_equal(below, (dense < stored[:, None]).sum(axis=1))
+    stored_half = np.where(np.arange(32) % 2 == 0, stored, np.uint64(0))  # even hashes collide, odd ones cannot
+    coll, below = h.minner_counts(codes, stored_half)
+    assert np.array_equal(coll, np.arange(32) % 2 == 0)
+    assert np.array_equal(below, np.where(coll, (dense < stored[:, None]).sum(axis=1), 0))
+    texts = ["", "a", "ab" * 9, "€uro", "x" * 17, "日本語"]
+    assert [int(v) for v in hash_strings_v2(texts)] == [ref_v2_string(t) for t in texts]
+
+
+def test_progress_throttle_reports_each_percent_and_the_end_once():
+    calls = []
+    report = _Throttle(lambda f, m="": calls.append((f, m)), "hashing items")
+    for done in (0.005, 0.01, 0.015, 0.5, 0.995, 1.0, 1.0):
+        report(done)
+    assert calls == [(0.01, "hashing items"), (0.5, "hashing items"), (0.995, "hashing items"), (1.0, "hashing items")]
+    clamped = []
+    _Throttle(lambda f, m="": clamped.append(f), "x")(1.5)
+    assert clamped == [1.0]
+
+
+def test_explicit_universe_progress_is_the_finished_share_of_the_work():
+    """Classic: per hash c and item block [r0, r0 + 2^15): done = (c + min(1, (r0 + 2^15)/n))/K; circulant tiles:
+    increasing shares ending at 1."""
+    codes = np.arange(40_000, dtype=np.uint64)
+    calls = []
+    Hasher("classic", 2, 0, 2**16).minima([codes], lambda f, m="": calls.append((f, m)))
+    share = 32768 / 40000
+    assert [f for f, _ in calls] == pytest.approx([share / 2, 0.5, (1 + share) / 2, 1.0], rel=1e-12, abs=0)
+    assert {m for _, m in calls} == {"hashing items"}
+    calls.clear()
+    Hasher("cminhash_sigma_pi", 64, 0, 2**16).minner_counts(
+        codes[:10_000], np.zeros(64, dtype=np.uint64), lambda f, m="": calls.append((f, m))
+    )
+    fractions = [f for f, _ in calls]
+    assert fractions[0] < 0.1 and fractions[-1] == 1.0 and {m for _, m in calls} == {"hashing query items"}
+    assert all(b - a >= 0.01 for a, b in itertools.pairwise(fractions))
+
+
+def test_explicit_universe_minner_counts_over_several_item_blocks():
+    """More items than one 2^15 block: every (hash, item) pair is counted once."""
+    d, k = 2**16, 3
+    rng = np.random.default_rng(21)
+    codes = np.sort(rng.choice(d, 40_000, replace=False)).astype(np.uint64)
+    h = Hasher("classic", k, 4, d)
+    perm_rng = np.random.default_rng([2, 4, d])  # version 2, seed 4, universe d (module docstring)
+    stored = np.array([np.sort(perm_rng.permutation(d)[codes])[100] for _ in range(k)], dtype=np.uint64)
+    coll, below = h.minner_counts(codes, stored)
+    assert coll.all() and below.tolist() == [100] * k
+
+
+def test_explicit_universe_circulant_minner_counts_follow_their_definition():
+    """h_k(x) = pi[(sigma[x] + k) mod D] (version 2 permutations of seed 1): C and M per hash by brute force."""
+    d, k = 101, 8
+    perm_rng = np.random.default_rng([2, 1, d])
+    sigma, pi = perm_rng.permutation(d), perm_rng.permutation(d)
+    xs = np.arange(0, 60, dtype=np.uint64)
+    values = np.array([[pi[(sigma[x] + j) % d] for x in range(60)] for j in range(1, k + 1)])
+    stored = np.array([values[j, 7 * j] if j % 2 else d for j in range(k)], dtype=np.uint64)  # d: no item hashes to it
+    coll, below = Hasher("cminhash_sigma_pi", k, 1, d).minner_counts(xs, stored)
+    assert coll.tolist() == [bool(j % 2) for j in range(k)]
+    assert below.tolist() == [int((values[j] < int(stored[j])).sum()) for j in range(k)]
+
+
 # ---------------------------------------------------------------- sketch properties
 
 
@@ -257,6 +395,25 @@ def test_many_sets_in_one_pass_equal_separate_sketches(scheme, universe):
     h = Hasher(scheme, 16, 1, universe)
     together = h.minima(sets)
     assert np.array_equal(together, np.stack([h.minima([s])[0] for s in sets]))
+
+
+def test_many_sets_over_several_row_tiles_equal_separate_sketches():
+    """About 9000 codes in one pass: the circulant tiles (4096 items) cut through sets."""
+    rng = np.random.default_rng(9)
+    sets = [rng.choice(2**16, int(n), replace=False).astype(np.uint64) for n in rng.integers(0, 60, 300)]
+    h = Hasher("cminhash_sigma_pi", 4, 3, 2**16)
+    assert np.array_equal(h.minima(sets), np.stack([h.minima([s])[0] for s in sets]))
+
+
+def test_hashing_progress_messages():
+    calls = []
+    sketch_calls = lambda f, m="": calls.append((f, m))  # noqa: E731
+    mh.sketch_fn(mh.SketchParams(items=[1, 2, 3], num_perm=4), sketch_calls)
+    assert calls == [(0.0, "hashing items"), (1.0, "hashing items")]
+    calls.clear()
+    stored = as_input(sketch([1, 2, 3], num_perm=4))
+    mh.minner_fn(mh.MinnerParams(items=[2, 5], sketch=stored), sketch_calls)
+    assert calls == [(1.0, "hashing query items")]
 
 
 def test_strings_and_ints_mix_and_empty_sketch_is_the_sentinel():
@@ -307,6 +464,48 @@ def test_sketch_validation():
     with pytest.raises(InvalidInput) as e:
         sketch([1], num_perm=11, universe=10)
     assert e.value.loc == ("num_perm",)
+
+
+def test_lone_surrogate_is_rejected_with_its_position():
+    """The schema already refuses lone surrogates; the hashing step names the item itself for internal callers."""
+    for items, where in ((["é", "a\ud800b"], 1), ([3, "ok", "\udfff"], 2), (["\ud800", "é"], 0)):
+        for version in (1, 2):
+            with pytest.raises(InvalidInput) as e:
+                mh._item_codes(items, None, "items_b", version)
+            assert e.value.loc == ("items_b", where)
+
+
+def test_hasher_rejects_unknown_schemes_versions_and_repeating_shifts():
+    for args in (("minhash", 4, 0, None), ("classic", 4, 0, None, 3), ("cminhash_pi_pi", 12, 0, 11)):
+        with pytest.raises(ValueError):
+            Hasher(*args)
+    assert Hasher("cminhash_sigma_pi", 11, 0, 11).num_perm == 11  # K = D: every shift once
+    assert Hasher("classic", 12, 0, 11).num_perm == 12  # independent permutations may outnumber D
+    classic = sketch([3, 4], scheme="classic", num_perm=12, universe=11)
+    assert len(classic.hashvalues) == 12 and classic.warning is None
+
+
+@pytest.mark.parametrize("universe", [None, 101])
+def test_minima_of_no_sets_is_an_empty_sketch_matrix(universe):
+    got = Hasher("cminhash_sigma_pi", 8, 0, universe).minima([])
+    assert got.shape == (0, 8) and got.dtype == np.uint64
+
+
+def test_distinct_removes_duplicates_from_short_arrays():
+    for values, want in (([5, 5], [5]), ([2, 2, 2], [2]), ([9, 1], [1, 9]), ([4], [4]), ([], [])):
+        assert distinct(np.array(values, dtype=np.uint64)).tolist() == want
+    assert sketch([7, 7], num_perm=4).n_distinct == 1
+
+
+def test_item_length_limit_is_per_item_in_utf8_bytes():
+    """1024 bytes are allowed (also as 341 three-byte characters + 1 byte); many short items far past 1024 bytes in
+    total are fine."""
+    assert sketch(["x" * 1024, "€" * 341 + "x"], num_perm=4).n_distinct == 2
+    many = [f"item{i:04d}" for i in range(300)]  # 8 bytes each, 2699 bytes joined
+    assert sketch(many, num_perm=4).n_distinct == 300
+    with pytest.raises(InvalidInput) as e:
+        sketch([*many, "€" * 341 + "xy"], num_perm=4)
+    assert e.value.loc == ("items", 300)
 
 
 @pytest.mark.parametrize(
@@ -373,6 +572,44 @@ def test_costs_and_caps():
     }
 
 
+def test_cost_functions_follow_their_formulas():
+    """Hash evaluations: items x K (x2 for universe D) + 40 per explicit permutation entry (K D classic, 2 D
+    sigma_pi, D pi_pi); MLE adds 12 K (min(n_x, n_y) + 1); simulate: trials (2 K f + (D or 6 K f) + 1000)."""
+    sk16 = as_input(sketch(list(range(10)), num_perm=16))
+    jc = REGISTRY["minhash.jaccard"].cost
+    assert jc(mh.JaccardParams(a=sk16, b=sk16)) == 16.0  # sketch form: K comparisons
+    assert jc(mh.JaccardParams(b=sk16)) == 1.0
+    assert jc(mh.JaccardParams(items_a=[1, 2, 3], items_b=[4, 5])) == 5 * 128
+    assert jc(mh.JaccardParams(items_a=[1, 2, 3])) == 3 * 128
+    assert jc(mh.JaccardParams(items_b=[4, 5])) == 2 * 128
+    assert jc(mh.JaccardParams(items_a=[1, 2], items_b=[3], num_perm=8, universe=101)) == 3 * 8 * 2 + 40 * 2 * 101
+    classic = mh.JaccardParams(items_a=[1, 2], items_b=[3], scheme="classic", num_perm=4, universe=101)
+    assert jc(classic) == 3 * 4 * 2 + 40 * 4 * 101
+    pi_pi = mh.JaccardParams(items_a=[1, 2], items_b=[3], scheme="cminhash_pi_pi", num_perm=4, universe=101)
+    assert jc(pi_pi) == 3 * 4 * 2 + 40 * 101
+    mc = REGISTRY["minhash.minner"].cost
+    assert mc(mh.MinnerParams(items=[1, 2, 3], sketch=sk16)) == 3 * 16
+    assert mc(mh.MinnerParams(items=[1, 2, 3], sketch=sk16, estimator="minner_newton")) == 3 * 16
+    assert mc(mh.MinnerParams(items=[1, 2, 3], sketch=sk16, estimator="mle")) == 3 * 16 + 12 * 16 * (3 + 1)
+    with_size = mh.MinnerParams(items=[1, 2, 3], sketch=sk16, estimator="mle", stored_size=2)
+    assert mc(with_size) == 3 * 16 + 12 * 16 * (2 + 1)
+    sk_d = as_input(sketch(list(range(10)), num_perm=4, universe=101, scheme="classic"))
+    assert mc(mh.MinnerParams(items=[1, 2, 3], sketch=sk_d, estimator="mle")) == 24 + 40 * 4 * 101 + 12 * 4 * 4
+    assert mle_cost(5, 3, 7) == mle_cost(3, 5, 7) == 7 * 4
+    assert mle_cost(0, 9, 4) == 4
+    sc = REGISTRY["minhash.simulate"].cost
+    base = {"intersection": 5, "union": 20, "universe": 101, "num_perm": 8, "trials": 50}
+    assert sc(mh.SimulateParams(**base)) == 50 * (2 * 160 + 101 + 1000)  # D <= 4 K f: the D keys of pi
+    assert sc(mh.SimulateParams(**{**base, "universe": 640})) == 50 * (2 * 160 + 640 + 1000)  # D = 4 K f
+    assert sc(mh.SimulateParams(**{**base, "universe": 641})) == 50 * (2 * 160 + 6 * 160 + 1000)
+    sizes = {**base, "union": None, "query_size": 10, "stored_size": 15}
+    assert sc(mh.SimulateParams(**sizes)) == sc(mh.SimulateParams(**base))  # f = 10 + 15 - 5
+    assert sc(mh.SimulateParams(**{**sizes, "query_size": None})) == 50 * (2 * 80 + 101 + 1000)  # f = 15 - 5
+    assert sc(mh.SimulateParams(**{**sizes, "stored_size": None})) == 50 * (2 * 40 + 101 + 1000)  # f = 10 - 5
+    empty = mh.SimulateParams(intersection=0, universe=101, num_perm=8, trials=2)  # f = 0 counts as 1
+    assert sc(empty) == 2 * (2 * 8 + 6 * 8 + 1000)
+
+
 # ---------------------------------------------------------------- jaccard
 
 
@@ -406,6 +643,73 @@ def test_jaccard_forms_and_validation():
         assert e.value.loc == loc
     with pytest.raises(ValidationError):
         mh.JaccardParams(items_a=[1], items_b=[2], num_perm=0)
+
+
+def test_jaccard_counts_agreeing_slots_that_are_not_empty():
+    """A sketch given by hand may hold the sentinel in some slots: equal sentinels are no collision."""
+    base = {"num_perm": 4, "scheme": "classic", "seed": 0, "universe": 50, "hash_version": 2, "n_distinct": 2}
+    a = mh.Sketch(hashvalues=["3", "50", "50", "9"], **base)
+    b = mh.Sketch(hashvalues=["3", "50", "7", "8"], **base)
+    r = mh.jaccard_fn(mh.JaccardParams(a=a, b=b), no_progress)
+    assert (r.collisions, r.jaccard, r.num_perm) == (1, 0.25, 4)
+    assert r.std_error == pytest.approx(np.sqrt(0.25 * 0.75 / 4), rel=1e-15)
+
+
+@pytest.mark.parametrize("universe", [None, 1009])
+def test_jaccard_items_form_hashes_with_its_own_parameters(universe):
+    kw = {"scheme": "classic", "num_perm": 16, "seed": 5, "universe": universe, "hash_version": 1}
+    items_a, items_b = list(range(0, 60)), list(range(30, 90))
+    via_items = mh.jaccard_fn(mh.JaccardParams(items_a=items_a, items_b=items_b, **kw), no_progress)
+    sa, sb = sketch(items_a, **kw), sketch(items_b, **kw)
+    collisions = sum(x == y for x, y in zip(sa.hashvalues, sb.hashvalues, strict=True))
+    assert via_items.collisions == collisions and via_items.num_perm == 16
+    assert via_items == mh.jaccard_fn(mh.JaccardParams(a=as_input(sa), b=as_input(sb)), no_progress)
+    other_seed = mh.jaccard_fn(mh.JaccardParams(items_a=items_a, items_b=items_b, **{**kw, "seed": 6}), no_progress)
+    sa6, sb6 = sketch(items_a, **{**kw, "seed": 6}), sketch(items_b, **{**kw, "seed": 6})
+    assert other_seed.collisions == sum(x == y for x, y in zip(sa6.hashvalues, sb6.hashvalues, strict=True))
+    with pytest.raises(InvalidInput) as e:
+        mh.jaccard_fn(mh.JaccardParams(items_a=[1], items_b=[2], num_perm=12, universe=11), no_progress)
+    assert e.value.loc == ("num_perm",)  # circulant default scheme: K <= D
+    ok = mh.jaccard_fn(mh.JaccardParams(items_a=[1], items_b=[1], num_perm=11, universe=11), no_progress)
+    assert ok.collisions == 11
+    with pytest.raises(InvalidInput) as e:
+        mh.jaccard_fn(mh.JaccardParams(items_a=[1], items_b=[2, 11], num_perm=4, universe=11), no_progress)
+    assert e.value.loc == ("items_b", 1)
+    with pytest.raises(InvalidInput) as e:
+        mh.jaccard_fn(mh.JaccardParams(items_a=[11], items_b=[2], num_perm=4, universe=11), no_progress)
+    assert e.value.loc == ("items_a", 0)
+    words = {"items_a": ["pear", "fig", 3], "items_b": ["fig", "kiwi"], "universe": 101, "num_perm": 8, "seed": 2}
+    calls = []
+    r = mh.jaccard_fn(mh.JaccardParams(**words), lambda f, m="": calls.append((f, m)))
+    sa, sb = (sketch(words[n], num_perm=8, seed=2, universe=101) for n in ("items_a", "items_b"))
+    assert r.collisions == sum(x == y for x, y in zip(sa.hashvalues, sb.hashvalues, strict=True))
+    assert calls and calls[-1] == (1.0, "hashing items")
+    classic = {"scheme": "classic", "num_perm": 12, "universe": 11}
+    wide = mh.jaccard_fn(mh.JaccardParams(items_a=[1], items_b=[1], **classic), no_progress)
+    assert wide.collisions == 12  # classic: K independent permutations, K > D allowed
+
+
+def test_jaccard_form_errors_name_the_field():
+    sk = as_input(sketch([1, 2, 3], num_perm=8))
+    for kw, loc in (
+        ({"b": sk}, ("a",)),
+        ({"items_a": [1]}, ("items_b",)),
+        ({"a": sk, "b": sk, "scheme": "classic"}, ("scheme",)),
+        ({"a": sk, "b": sk, "seed": 0}, ("seed",)),
+        ({"a": sk, "b": sk, "hash_version": 2}, ("hash_version",)),
+        ({"a": sk, "items_a": [1]}, ()),
+        ({"items_b": [1], "b": sk}, ()),
+    ):
+        with pytest.raises(InvalidInput) as e:
+            mh.jaccard_fn(mh.JaccardParams(**kw), no_progress)
+        assert e.value.loc == loc
+    empty = as_input(sketch([], num_perm=8, universe=20))
+    with pytest.raises(Degenerate):
+        mh.jaccard_fn(mh.JaccardParams(a=empty, b=empty), no_progress)
+    with pytest.raises(Degenerate):
+        mh.jaccard_fn(mh.JaccardParams(items_a=[], items_b=[], num_perm=8), no_progress)
+    one = as_input(sketch([4], num_perm=8, universe=20))
+    assert mh.jaccard_fn(mh.JaccardParams(a=empty, b=one), no_progress).jaccard == 0.0
 
 
 @pytest.mark.parametrize("version", [1, 2])
@@ -468,6 +772,26 @@ def test_run_count_distribution_matches_the_closed_form():
     assert run_expectations(f, d, [lambda x: (f - x) / (f + x)])[0] == pytest.approx(p @ ((f - g) / (f + g)), rel=1e-12)
 
 
+@pytest.mark.parametrize("chunk", [1, 5, 7, 30])
+def test_run_count_sums_over_several_chunks_equal_the_single_pass(monkeypatch, chunk):
+    """The streaming log-sum-exp carries the weights across chunks of g (g_max = 30 here: 1 to 30 chunks)."""
+    f, d = 30, 97
+    funcs = [lambda g: (f - g) / (f + g), lambda g: g * g]
+    whole = run_expectations(f, d, funcs)
+    monkeypatch.setattr(minhash_variance, "_CHUNK", chunk)
+    calls = []
+    assert run_expectations(f, d, funcs, lambda x, m="": calls.append((x, m))) == pytest.approx(whole, rel=1e-12, abs=0)
+    ends = [min(g, 30) for g in range(chunk, 30 + chunk, chunk)]  # last g of each chunk
+    assert calls == [(pytest.approx(g / 30, rel=1e-15), f"run-count sum {g}/30") for g in ends]
+
+
+def test_one_free_position_leaves_exactly_one_run():
+    """f = D - 1: the union is one run (g = 1), so E[(f-g)/(f+g)] = (f-1)/(f+1) and the ratio is 1 - (K-1)/(f+1)."""
+    assert run_expectations(9, 10, [lambda g: g])[0] == 1.0
+    assert cminhash_ratio(9, 10, 4) == pytest.approx(1 - 3 / 10, rel=1e-15)
+    assert run_expectations(10, 10, [lambda g: g + 5])[0] == 5.0  # f = D: no gap, g = 0
+
+
 def _arrangements(counts: dict[str, int]):
     labels = [t for t, c in counts.items() for _ in range(c)]
     return sorted({tuple(p) for p in itertools.permutations(labels)})
@@ -523,6 +847,57 @@ def test_variance_validation():
     for bad in ({"union": 1}, {"num_perm": 0}, {"universe": 1}, {"intersection": -1}, {"union": 2.5}):
         with pytest.raises(ValidationError):
             mh.VarianceParams(**{"intersection": 1, "union": 10, "num_perm": 4, **bad})
+
+
+@pytest.mark.parametrize("universe", [None, 1009])
+def test_variance_minner_fields_are_the_delta_clark_approximation(universe):
+    p = mh.VarianceParams(intersection=20, union=100, universe=universe, num_perm=32, query_size=50, stored_size=70)
+    calls = []
+    r = mh.variance_fn(p, lambda f, m="": calls.append((f, m)))
+    assert calls[-1] == (1.0, "run-count sum 70/70")  # g runs from 1 to min(n_y, D - n_y) = 70
+    d = 2.0**64 if universe is None else universe
+    want = minner_approx(50, 70, 20, minner_moments(50, 70, 20, d, 32))
+    assert r.minner_mean_intersection_approx == pytest.approx(want.mean_intersection, rel=1e-12)
+    assert r.minner_mse_intersection_approx == pytest.approx(want.mse_intersection, rel=1e-12)
+    assert r.minner_mse_approx == pytest.approx(want.mse_jaccard, rel=1e-12)
+    assert 0 < want.mse_jaccard < want.mse_intersection and 15 < want.mean_intersection < 20
+    assert r.reconstructed == [
+        "var_cminhash_exact",
+        "var_cminhash_approx",
+        "ratio",
+        "minner_mean_intersection_approx",
+        "minner_mse_intersection_approx",
+        "minner_mse_approx",
+    ]
+    assert r.jaccard == 0.2 and r.var_classical == pytest.approx(0.2 * 0.8 / 32, rel=1e-15)
+    assert r.var_cminhash_approx == pytest.approx(r.var_classical * cminhash_ratio_approx(100, d, 32), rel=1e-12)
+    assert r.ratio == pytest.approx(cminhash_ratio(100, d, 32), rel=1e-12)
+
+
+def test_variance_accepts_its_boundary_cases():
+    """a = f, f = D, K = D and a = min(n_x, n_y) are allowed: the whole universe, each lag once."""
+    r = mh.variance_fn(mh.VarianceParams(intersection=10, union=10, universe=10, num_perm=10), no_progress)
+    assert (r.jaccard, r.var_classical, r.ratio) == (1.0, 0.0, 0.0)  # f = D: the K = D shifts see every position
+    assert r.warning is not None  # 10 = 2 x 5, K - 1 = 9
+    full = mh.VarianceParams(intersection=5, union=10, universe=10, num_perm=10, query_size=5, stored_size=10)
+    r = mh.variance_fn(full, no_progress)
+    assert r.ratio == pytest.approx(0.0, abs=1e-15) and r.minner_mse_approx is not None
+    one = mh.variance_fn(mh.VarianceParams(intersection=0, union=2, universe=2, num_perm=1), no_progress)
+    assert (one.ratio, one.var_classical, one.warning) == (1.0, 0.0, None)
+
+
+def test_variance_cost_counts_the_run_count_terms():
+    """min(f, D - f) + 1 terms, plus min(n_y, D - n_y) for the Minner part (D = 2^64 when universe is null)."""
+    cost = REGISTRY["minhash.variance"].cost
+    assert cost(mh.VarianceParams(intersection=5, union=10, num_perm=4)) == 11
+    assert cost(mh.VarianceParams(intersection=5, union=10, universe=12, num_perm=4)) == 3
+    assert cost(mh.VarianceParams(intersection=5, union=10, universe=10, num_perm=4)) == 1
+    assert cost(mh.VarianceParams(intersection=5, union=20, universe=12, num_perm=4)) == 1  # f > D: rejected later
+    minner = {"intersection": 5, "union": 10, "num_perm": 4, "query_size": 8, "stored_size": 7}
+    assert cost(mh.VarianceParams(**minner)) == 11 + 7
+    assert cost(mh.VarianceParams(**minner, universe=1009)) == 11 + 7
+    assert cost(mh.VarianceParams(**minner, universe=12)) == 3 + 5
+    assert cost(mh.VarianceParams(**{**minner, "stored_size": 13}, universe=12)) == 3
 
 
 def test_cminhash_monte_carlo_matches_exact_variance_and_is_unbiased():
@@ -585,6 +960,87 @@ def test_minner_cross_covariances_by_exhaustive_enumeration():
         assert e["cm"] - e["c"] * e["m"] == pytest.approx(0.0, abs=1e-12)
 
 
+def test_single_hash_moments_of_minner_are_bernoulli_and_negative_hypergeometric():
+    """sigma0: Var c = mu_c (1 - mu_c); m counts X-only items before the first of n_y Y items in a uniform order
+    (negative hypergeometric): E = n_xo/(n_y+1), Var = n_xo n_y (n_xo+n_y+1)/((n_y+1)^2 (n_y+2)); checked by
+    enumerating all orders for n_xo = 3, n_y = 2."""
+    ms = [arr.index("y") for arr in _arrangements({"x": 3, "y": 2})]
+    assert np.mean(ms) == pytest.approx(3 / 3, rel=1e-15) and np.var(ms) == pytest.approx(
+        3 * 2 * 6 / (9 * 4), rel=1e-12
+    )
+    for n_x, n_y, v in ((5, 2, 2), (150, 150, 50), (40, 7, 3)):
+        n_xo = n_x - v
+        mom = minner_moments(n_x, n_y, v, 1009, 8)
+        mu_c = v / n_y
+        var_m = n_xo * n_y * (n_xo + n_y + 1) / ((n_y + 1) ** 2 * (n_y + 2))
+        assert mom.mu == pytest.approx([mu_c, n_xo / (n_y + 1)], rel=1e-14)
+        assert mom.sigma0 == pytest.approx(np.array([[mu_c * (1 - mu_c), 0.0], [0.0, var_m]]), rel=1e-12, abs=1e-15)
+        assert mom.cov_mean == pytest.approx((mom.sigma0 + 7 * mom.sigma1) / 8, rel=1e-14, abs=1e-18)
+    one = minner_moments(5, 1, 1, 1009, 4)  # n_y = 1: c is always 1, no cross-hash covariance of c
+    assert one.sigma0[0, 0] == 0.0 and one.sigma1[0, 0] == 0.0
+
+
+def test_clark_minimum_of_two_normals():
+    """min of two iid N(0, 1): mean -1/sqrt(pi), variance 1 - 1/pi; a correlated unequal case against 2-D
+    Gauss-Hermite quadrature (200^2 nodes, ~2e-5 accurate on the kink of min: rel 1e-4); perfectly correlated
+    equal variances: the smaller mean wins."""
+    mean, var = clark_min(0.0, 0.0, 1.0, 1.0, 0.0)
+    assert (mean, var) == pytest.approx((-1 / np.sqrt(np.pi), 1 - 1 / np.pi), rel=1e-12)
+    mu, cov = np.array([1.0, 1.6]), np.array([[2.0, 0.6], [0.6, 0.5]])
+    x, w = np.polynomial.hermite_e.hermegauss(200)
+    chol = np.linalg.cholesky(cov)
+    z = np.stack(np.meshgrid(x, x, indexing="ij"), axis=-1) @ chol.T + mu
+    weight = np.outer(w, w) / (2 * np.pi)
+    low = z.min(axis=-1)
+    e1, e2 = (weight * low).sum(), (weight * low**2).sum()
+    assert clark_min(1.0, 1.6, 2.0, 0.5, 0.6) == pytest.approx((e1, e2 - e1**2), rel=1e-4)
+    assert clark_min(1.6, 1.0, 0.5, 2.0, 0.6) == pytest.approx((e1, e2 - e1**2), rel=1e-4)  # symmetric in the pair
+    assert clark_min(1.0, 2.0, 0.5, 0.5, 0.5) == (1.0, 0.5)
+    assert clark_min(3.0, 2.0, 0.5, 0.5, 0.5) == (2.0, 0.5)
+
+
+def test_minner_approximation_is_the_delta_method_through_clark():
+    """T_v = min(n_x C/(C+M), n_y C/K) linearised at (mu_c, mu_m) with Cov(C/K, M/K); MSE = Var + bias^2; Jaccard:
+    Var (dJ/dv)^2 with dJ/dv = s/(s-v)^2 and the bias mapped through J(t) = t/(s-t), s = n_x + n_y."""
+    n_x, n_y, v = 60, 40, 12
+    mom = minner_moments(n_x, n_y, v, 1009, 16)
+    mu_c, mu_m = mom.mu
+    g1 = n_x * np.array([mu_m, -mu_c]) / (mu_c + mu_m) ** 2
+    g2 = np.array([n_y, 0.0])
+    c = mom.cov_mean
+    mean, var = clark_min(n_x * mu_c / (mu_c + mu_m), n_y * mu_c, g1 @ c @ g1, g2 @ c @ g2, g1 @ c @ g2)
+    s = n_x + n_y
+    got = minner_approx(n_x, n_y, v, mom)
+    assert got.mean_intersection == pytest.approx(mean, rel=1e-12)
+    assert got.mse_intersection == pytest.approx(var + (mean - v) ** 2, rel=1e-12)
+    jac = (s / (s - v) ** 2) ** 2 * var + (mean / (s - mean) - v / (s - v)) ** 2
+    assert got.mse_jaccard == pytest.approx(jac, rel=1e-12)
+    assert (got.mse_intersection > var > 0) and (mean < v)
+    zero = minner_approx(n_x, n_y, 0, minner_moments(n_x, n_y, 0, 1009, 16))
+    assert (zero.mean_intersection, zero.mse_intersection, zero.mse_jaccard) == (0.0, 0.0, 0.0)
+    one = minner_approx(n_x, n_y, 1, minner_moments(n_x, n_y, 1, 1009, 16))
+    assert one.mse_intersection > 0 and one.mean_intersection > 0
+
+
+@pytest.mark.parametrize(("v", "n_y", "n_x"), [(1, 2, 2), (1, 4, 2), (0, 3, 2), (1, 3, 2), (2, 3, 2)])
+def test_minner_cross_covariance_of_m_with_few_free_positions(v, n_y, n_x):
+    """sigma1[m, m] on Z_5 (all placements, all 120 permutations pi): zero or one X-only point, or D - n_y = 1 or 2 free
+    positions, where the closed form's small-denominator guards apply."""
+    d = 5
+    perms = np.array(list(itertools.permutations(range(d))))
+    arrs = _arrangements({"b": v, "y": n_y - v, "x": n_x - v, "-": d - (n_x + n_y - v)})
+    e_m = e_mm = 0.0
+    for arr in arrs:
+        arr = np.array(arr)
+        ys, xo = np.flatnonzero((arr == "b") | (arr == "y")), np.flatnonzero(arr == "x")
+        m = [(perms[:, (xo + s) % d] < perms[:, (ys + s) % d].min(axis=1)[:, None]).sum(axis=1) for s in (0, 1)]
+        e_m += float(np.mean(m[0])) / len(arrs)
+        e_mm += float(np.mean(m[0] * m[1])) / len(arrs)
+    mom = minner_moments(n_x, n_y, v, d, 2)
+    assert mom.mu[1] == pytest.approx(e_m, abs=1e-12)
+    assert mom.sigma1[1, 1] == pytest.approx(e_mm - e_m**2, abs=1e-12)
+
+
 def test_minner_approximation_matches_spec_and_monte_carlo():
     """Spec a.3 check 4 (n_x=n_y=150, v=50, D=1009, K=64): delta+Clark E 47.24/47.29, MSE 77.5/75.0 (indep/circ);
     sigma1[c,c] = -1.19e-4, sigma1[m,m] ~ -5.9e-4. MC (4000 trials; mean s.e. 0.13, MSE s.e. ~3%): the
@@ -631,6 +1087,13 @@ def test_minner_identities(universe, estimator):
     assert sup.collisions == 64 and sup.minner_count > 0 and sup.query_size == 180
 
 
+def test_minner_hashes_with_the_sketch_version_in_an_explicit_universe():
+    """Universe D: the permutations depend on the hash version, so the query must use the sketch's version."""
+    v1 = as_input(sketch([1, 2, 3], num_perm=8, universe=101, hash_version=1))
+    same = _minner([1, 2, 3], v1)
+    assert (same.collisions, same.minner_count) == (8, 0)
+
+
 def test_minner_validation():
     stored = sketch(list(range(10)), num_perm=16, universe=100)
     with pytest.raises(InvalidInput) as e:
@@ -646,6 +1109,91 @@ def test_minner_validation():
         mh.MinnerParams(items=[1], sketch=as_input(stored), estimator="bogus")
     with pytest.raises(ValidationError):
         mh.MinnerParams(items=[1], sketch=as_input(stored), stored_size=0)
+
+
+def test_minner_counts_and_estimate_follow_their_definitions():
+    """C = #{k: argmin of Y in X}, M = #{(k, x in X \\ Y): h_k(x) < r_k} from one-item sketches;
+    T_v = min(C n_x / (C + M), C n_y / K), J = T_v / (n_x + n_y - T_v)."""
+    ys = list(range(0, 120, 2))  # 60 items
+    common, x_only = ys[:20], list(range(1, 61, 2))  # 30 items outside Y
+    kw = {"num_perm": 32, "seed": 3}
+    stored = sketch(ys, **kw)
+    r_k = np.array([int(v) for v in stored.hashvalues], dtype=object)
+    c = int(np.sum(np.array([int(v) for v in sketch(common, **kw).hashvalues], dtype=object) == r_k))
+    m = sum(int(np.sum(np.array([int(v) for v in sketch([x], **kw).hashvalues], dtype=object) < r_k)) for x in x_only)
+    got = _minner(common + x_only, stored)
+    assert (got.collisions, got.minner_count, got.query_size, got.stored_size) == (c, m, 50, 60)
+    assert 0 < c < 32 and m > 0
+    t_v = min(c * 50 / (c + m), c * 60 / 32)
+    assert got.intersection == pytest.approx(t_v, rel=1e-15)
+    assert got.jaccard == pytest.approx(t_v / (50 + 60 - t_v), rel=1e-15)
+    sized = _minner(common + x_only, stored, stored_size=90)  # n_y given: it replaces n_distinct
+    assert sized.stored_size == 90
+    assert sized.intersection == pytest.approx(min(c * 50 / (c + m), c * 90 / 32), rel=1e-15)
+    assert sized.jaccard == pytest.approx(sized.intersection / (50 + 90 - sized.intersection), rel=1e-15)
+
+
+def test_minner_stored_size_bounds():
+    stored = sketch(list(range(10)), num_perm=16, universe=100)
+    assert _minner([1, 2, 50], stored, stored_size=100).stored_size == 100  # n_y = D is allowed
+    hand = mh.Sketch(**{**stored.model_dump(), "n_distinct": 0})  # a non-empty sketch that lost its count
+    with pytest.raises(InvalidInput) as e:
+        mh.minner_fn(mh.MinnerParams(items=[1], sketch=hand), no_progress)
+    assert e.value.loc == ("stored_size",)
+    assert mh.minner_fn(mh.MinnerParams(items=[1], sketch=hand, stored_size=10), no_progress).stored_size == 10
+    empty_d = as_input(sketch([], num_perm=16, universe=100))
+    with pytest.raises(InvalidInput) as e:
+        mh.minner_fn(mh.MinnerParams(items=[1], sketch=empty_d, stored_size=5), no_progress)
+    assert e.value.loc == ("sketch",)
+
+
+@pytest.mark.parametrize("universe", [None, 211])
+def test_minner_reports_progress_of_hashing_and_of_the_likelihood_scan(universe):
+    stored = sketch(list(range(0, 80, 2)), num_perm=16, universe=universe)
+    calls = []
+    params = mh.MinnerParams(items=list(range(0, 60)), sketch=as_input(stored), estimator="mle")
+    r = mh.minner_fn(params, lambda f, m="": calls.append((f, m)))
+    assert ("hashing query items" in {m for _, m in calls}) and (1.0, "maximum-likelihood scan") in calls
+    assert calls[-1] == (1.0, "maximum-likelihood scan") and r.stored_size == 40
+    assert _minner([0, 2, 4], stored, stored_size=1).stored_size == 1  # n_y = 1 is a valid |Y|
+
+
+def _loglik(obs: MinnerObservation, vs: np.ndarray) -> np.ndarray:
+    """Exact log-likelihood of the observation at each v (log-binomials; Ahle "Maximum Likelihood")."""
+
+    def lbinom(n, j):
+        return np.where((j < 0) | (j > n), -np.inf, gammaln(n + 1) - gammaln(j + 1) - gammaln(n - j + 1))
+
+    ll = -obs.k * (lbinom(obs.n_x, vs) + lbinom(obs.universe - obs.n_x, obs.n_y - vs))
+    for ck, mk, rk in zip(obs.collided.astype(int), obs.minner, obs.ranks.astype(int), strict=True):
+        above_outside_x = obs.universe - rk - (1 - ck) - (obs.n_x - mk)
+        ll += lbinom(obs.n_x - mk - ck, vs - ck) + lbinom(above_outside_x, obs.n_y - vs - (1 - ck))
+    return ll
+
+
+def test_mle_and_newton_on_hand_made_observations():
+    # one collision in K = 4 and no query item below any minimum: T_v = min(100/1, 100/4) = 25, MLE 47
+    coll, ranks = np.array([True, False, False, False]), np.array([50, 120, 80, 100])
+    obs = MinnerObservation(coll, np.zeros(4, int), ranks, 100, 100, 10_000)
+    assert ESTIMATORS["minner"](obs) == 25.0
+    vs = np.arange(0, 101)
+    assert mle(obs) == float(np.argmax(_loglik(obs, vs))) == 47.0
+    newton = ESTIMATORS["minner_newton"](obs)
+    assert newton == pytest.approx(brentq(lambda t: _score(obs, t, 350.0)[0], 1e-6, 100 - 1e-6), rel=1e-10)
+    # a root below 1: one collision in 64 with 3 query items below every minimum
+    coll = np.zeros(64, dtype=bool)
+    coll[0] = True
+    low = MinnerObservation(coll, np.full(64, 3), np.full(64, 2**64 // 200, dtype=np.uint64), 100, 100, 2**64)
+    r_sum = float(low.ranks.astype(float).sum())
+    root = brentq(lambda t: _score(low, t, r_sum)[0], 1e-9, 100 - 1e-7)
+    assert 0.4 < root < 0.5 and ESTIMATORS["minner_newton"](low) == pytest.approx(root, rel=1e-10)
+    # X sits entirely below the stored minimum of hash 1 and no argmin is in X: v = 0 is the only feasible value
+    none = MinnerObservation(np.array([False, False]), np.array([3, 0]), np.array([10, 5]), 3, 5, 100)
+    assert mle(none) == 0.0
+    # a collision although every query item hashes below that minimum: no feasible v
+    with pytest.raises(InvalidInput) as e:
+        mle(MinnerObservation(np.array([True, False]), np.array([3, 0]), np.array([10, 5]), 3, 5, 100))
+    assert e.value.loc == ("stored_size",)
 
 
 def test_newton_solves_the_score_and_mle_maximises_the_exact_likelihood():
@@ -727,6 +1275,116 @@ def test_simulate_reproducible_and_validated():
         mh.SimulateParams(intersection=5, union=20, universe=2**20 + 1, num_perm=8)
 
 
+def test_simulate_rows_truth_and_boundaries():
+    """Minner rows appear with query/stored sizes; a = min(n_x, n_y), f = D and K = D are allowed."""
+    calls = []
+    p = mh.SimulateParams(intersection=5, universe=101, num_perm=8, trials=40, seed=2, query_size=5, stored_size=12)
+    r = mh.simulate_fn(p, lambda f, m="": calls.append((f, m)))
+    assert calls[-1] == (1.0, "40/40 trials")
+    assert r.jaccard == 5 / 12 and r.var_classical == pytest.approx(5 / 12 * 7 / 12 / 8, rel=1e-15)
+    assert r.trials == 40
+    rows = [(e.estimator, e.hashing, e.target, e.true_value) for e in r.estimators]
+    assert rows == [
+        ("classic", "independent", "jaccard", 5 / 12),
+        ("cminhash_sigma_pi", "circulant", "jaccard", 5 / 12),
+        ("minner", "independent", "intersection", 5.0),
+        ("minner", "independent", "jaccard", 5 / 12),
+        ("minner", "circulant", "intersection", 5.0),
+        ("minner", "circulant", "jaccard", 5 / 12),
+    ]
+    with_union = mh.simulate_fn(p.model_copy(update={"union": 12}), no_progress)
+    assert with_union == r  # the union given equals n_x + n_y - a
+    full = mh.SimulateParams(intersection=3, union=11, universe=11, num_perm=11, trials=4)
+    assert mh.simulate_fn(full, no_progress).jaccard == 3 / 11  # f = D and K = D
+    same = mh.SimulateParams(intersection=6, union=6, universe=11, num_perm=4, trials=4)
+    assert mh.simulate_fn(same, no_progress).estimators[0].mean == 1.0  # a = f: A = B, every hash collides
+    at_cap = mh.SimulateParams(intersection=1, union=4096, universe=4096, num_perm=1024, trials=2)
+    assert mh.simulate_fn(at_cap, no_progress).trials == 2  # K f = 2^22 exactly
+    with pytest.raises(InvalidInput) as e:
+        mh.simulate_fn(p.model_copy(update={"intersection": 6}), no_progress)
+    assert e.value.loc == ("intersection",)
+    with pytest.raises(InvalidInput) as e:
+        mh.simulate_fn(p.model_copy(update={"query_size": None, "stored_size": None, "intersection": 21}), no_progress)
+    assert e.value.loc == ("union",)  # no union and no sizes
+    with pytest.raises(InvalidInput) as e:
+        mh.simulate_fn(p.model_copy(update={"query_size": None, "stored_size": None, "union": 4}), no_progress)
+    assert e.value.loc == ("intersection",)
+
+
+def test_simulated_estimates_from_hand_made_keys():
+    """Rows [0, a) = X ∩ Y, [a, n_x) = X only, [n_x, f) = Y only (a = 1, n_x = 2, n_y = 3, f = 4, K = 2).
+    Trial 1: J_hat = 1/2; C = 1 (hash 2's Y-minimum is the first Y-only row), M = 0: min(2, 1.5) = 1.5.
+    Trial 2: the overall argmin is the X-only row in both hashes: J_hat = 0; C = 1, M = 2: min(2/3, 1.5).
+    Trial 3: no Y-minimum in X: C = 0 gives 0."""
+    keys = np.array(
+        [
+            [[0.1, 0.5, 0.3, 0.9], [0.2, 0.6, 0.05, 0.4]],
+            [[0.3, 0.1, 0.5, 0.9], [0.9, 0.1, 0.8, 0.7]],
+            [[0.9, 0.5, 0.1, 0.2], [0.8, 0.3, 0.6, 0.2]],
+        ]
+    )
+    got = _estimates(keys, 1, 2, 3, minner=True)
+    assert got["jaccard"].tolist() == [0.5, 0.0, 0.0]
+    assert got["minner"] == pytest.approx([1.5, 2 / 3, 0.0], rel=1e-15)
+    assert list(_estimates(keys, 1, 2, 3, minner=False)) == ["jaccard"]
+
+
+def test_simulated_row_summary():
+    row = _row("minner", "circulant", "intersection", 1.0, np.array([1.0, 2.0, 4.0]))
+    assert (row.mean, row.variance, row.mse) == pytest.approx((7 / 3, 7 / 3, 10 / 3), rel=1e-15)
+    assert _row("e", "h", "t", 1.0, np.array([1.0, 3.0])).variance == 2.0
+    single = _row("e", "h", "t", 1.0, np.array([3.0]))
+    assert (single.variance, single.mse) == (0.0, 4.0)
+
+
+def test_simulate_progress_per_batch_of_trials():
+    """K f = 2^18 keys and D = 2^20 = 4 K f keys of pi per trial: 2^22 // (2^18 + 2^20) = 3 trials per batch."""
+    calls = []
+    rows = simulate(1000, 4096, 2**20, 64, 7, 0, progress=lambda f, m="": calls.append((f, m)))
+    assert calls == [(3 / 7, "3/7 trials"), (6 / 7, "6/7 trials"), (1.0, "7/7 trials")]
+    assert len(rows) == 2
+
+
+def test_simulate_plot_draws_one_bar_per_jaccard_estimator_and_the_classical_line():
+    p = mh.SimulateParams(intersection=5, universe=101, num_perm=8, trials=50, seed=3, query_size=10, stored_size=15)
+    result = mh.simulate_fn(p, no_progress)
+    fig = REGISTRY["minhash.simulate"].plot(result)
+    ax = fig.axes[0]
+    rows = [e for e in result.estimators if e.target == "jaccard"]
+    assert len(rows) == 4 and len(result.estimators) == 6
+    assert [bar.get_height() for bar in ax.patches] == [e.variance for e in rows]
+    assert len({bar.get_x() for bar in ax.patches}) == 4  # the two Minner bars do not hide each other
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["classic", "cminhash_sigma_pi", "minner (independent)", "minner (circulant)"]
+    (line,) = ax.lines
+    assert list(line.get_ydata()) == [result.var_classical] * 2 and result.var_classical == 0.25 * 0.75 / 8
+    assert ax.get_title() == "J = 0.250, 50 trials"
+    assert ax.get_ylabel() == "variance"
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["J(1-J)/K", "simulated variance"]
+
+
+def test_dense_rank_is_the_index_among_sorted_distinct_values():
+    rng = np.random.default_rng(6)
+    flat = rng.integers(0, 50, 400)
+    inv, count = _dense_rank(flat)
+    uniq, want = np.unique(flat, return_inverse=True)
+    assert count == len(uniq) and np.array_equal(inv, want) and inv.dtype == np.int64
+    assert _dense_rank(np.array([7]))[1] == 1 and _dense_rank(np.array([3, 3]))[0].tolist() == [0, 0]
+
+
+def test_pairwise_collisions_sparse_path_with_groups_of_several_sizes():
+    """Groups of 2, 3 and 4 equal values in one hash and a pair that collides in two hashes (sparse path:
+    15 colliding pairs x 100 < 40^2 x 3 / 2)."""
+    vals = (np.arange(40)[:, None] * 1000 + np.arange(3)[None, :]).astype(np.uint64)
+    for j, rows in ((0, [1, 5]), (0, [2, 7, 9]), (0, [3, 4, 11, 20]), (1, [1, 5]), (1, [6, 8]), (2, [30, 31, 32])):
+        vals[rows, j] = 10**6 + 10 * j + rows[0]
+    got = pairwise_collisions(vals)
+    brute = (vals[:, None, :] == vals[None, :, :]).sum(axis=2)
+    assert got.dtype == np.uint16 and got.shape == (40, 40)
+    assert np.array_equal(got, np.triu(brute, 1))
+    assert got[1, 5] == 2 and got[3, 20] == 1 and got[20, 3] == 0 and int(got.sum()) == 15
+
+
 @pytest.mark.parametrize("pool", [3, 100_000])
 def test_pairwise_collisions_match_brute_force(pool):
     """pool=3: many equal values (dense path); pool=1e5: rare collisions (sparse path)."""
@@ -734,4 +1392,4 @@ def test_pairwise_collisions_match_brute_force(pool):
     vals = rng.integers(0, pool, (300, 16)).astype(np.uint64)
     got = pairwise_collisions(vals)
     brute = (vals[:, None, :] == vals[None, :, :]).sum(axis=2)
-    assert np.array_equal(got, np.triu(brute, 1))
+    assert np.array_equal(got, np.triu(brute, 1)) and got.dtype == np.uint16
