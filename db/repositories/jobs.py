@@ -68,10 +68,7 @@ def _owner(api_key_id: str | None, client: str | None) -> ColumnElement[bool]:
 
 def count_active(conn: Connection, *, api_key_id: str | None, client: str | None) -> int:
     """Queued + running jobs of a key (or, for anonymous callers, of a client address)."""
-    owner = (
-        Job.api_key_id == api_key_id if api_key_id is not None else (Job.api_key_id.is_(None) & (Job.client == client))
-    )
-    stmt = select(func.count()).select_from(_T).where(owner, Job.status.in_(ACTIVE))
+    stmt = select(func.count()).select_from(_T).where(_owner(api_key_id, client), Job.status.in_(ACTIVE))
     return int(conn.execute(stmt).scalar_one())
 
 
@@ -154,16 +151,11 @@ def stale_running(conn: Connection, *, heartbeat_before: datetime) -> list[JobRo
 
 
 def overdue_running(conn: Connection, *, now: datetime, grace_s: float) -> list[JobRow]:
-    """Running jobs past ``started_at + timeout_s + grace_s`` (compared in Python: portable date arithmetic)."""
+    """Running jobs past ``started_at + timeout_s + grace_s`` (compared in Python: portable date arithmetic; the
+    column type reads timestamps back timezone-aware on every backend)."""
     stmt = select(*_COLUMNS).where(Job.status == "running").order_by(Job.seq)
     rows = [_row(r) for r in conn.execute(stmt)]
-    return [
-        r for r in rows if r.started_at and (now - _aware(r.started_at, now)).total_seconds() > r.timeout_s + grace_s
-    ]
-
-
-def _aware(ts: datetime, like: datetime) -> datetime:
-    return ts.replace(tzinfo=like.tzinfo) if ts.tzinfo is None else ts
+    return [r for r in rows if r.started_at and (now - r.started_at).total_seconds() > r.timeout_s + grace_s]
 
 
 def interrupted(conn: Connection, job_id: str, attempt: int, *, now: datetime) -> bool:
