@@ -19,6 +19,7 @@ from tests.api.conftest import ADMIN, make_key
 from tests.api.test_benchmarks import key_items, predictions
 from usecases.clock import utcnow
 from usecases.settings import Settings
+from usecases.submissions import _next_utc_midnight
 
 
 def concurrently(n: int, call: Callable[[int], int]) -> Counter[int]:
@@ -204,3 +205,10 @@ def test_a_run_made_with_a_key_is_seen_only_by_that_key_and_admins(client: TestC
     for headers, status in (({}, 404), (other, 404), (maintainer, 200), (ADMIN, 200)):
         assert client.get(f"/v1/runs/{keyed_id}", headers=headers).status_code == status
         assert client.get(f"/v1/runs/{open_id}", headers=headers).status_code == 200
+
+
+def test_the_quota_resets_at_the_next_utc_midnight() -> None:
+    late = datetime(2026, 3, 1, 23, 59, 59, 999999, tzinfo=UTC)
+    assert _next_utc_midnight(datetime(2026, 3, 1, 13, 45, 30, 123456, tzinfo=UTC)) == datetime(2026, 3, 2, tzinfo=UTC)
+    assert _next_utc_midnight(late) == datetime(2026, 3, 2, tzinfo=UTC)
+    assert _next_utc_midnight(datetime(2026, 12, 31, tzinfo=UTC)) == datetime(2027, 1, 1, tzinfo=UTC)

@@ -2,6 +2,7 @@
 
 import hashlib
 import hmac
+import re
 
 from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
@@ -15,6 +16,8 @@ def test_create_list_revoke(client: TestClient, settings) -> None:
     assert r.status_code == 201
     created = r.json()
     assert created["key"].startswith(f"ek_{created['prefix']}_")
+    # 4 random bytes of prefix (8 hex digits) and 30 of secret (40 URL-safe base64 characters, 240 bits)
+    assert re.fullmatch(r"ek_[0-9a-f]{8}_[A-Za-z0-9_-]{40}", created["key"]), created["key"]
     listing = client.get("/v1/api-keys", headers=ADMIN).json()["items"]
     mine = [k for k in listing if k["id"] == created["id"]]
     assert len(mine) == 1 and "key" not in mine[0] and mine[0]["scopes"] == ["submissions:write"]

@@ -414,3 +414,29 @@ def test_leaderboard_cursor_is_keyset(client: TestClient, bench: dict, alice: di
     page2 = client.get(url, params={"limit": 2, "cursor": page1["next_cursor"]}).json()
     assert [(r["rank"], r["model"]) for r in page2["items"]] == [(4, "gamma")] and page2["next_cursor"] is None
     assert client.get(url, params={"cursor": "W10"}).status_code == 422  # base64 of [] is not a rank key
+
+
+def test_own_submissions_page_newest_first_with_a_cursor(client: TestClient, bench: dict, alice: dict) -> None:
+    ids = [submit(client, bench, alice, f"m{i}", correct=i).json()["id"] for i in range(3)]
+    url = f"/v1/benchmarks/{bench['id']}/submissions"
+    first = client.get(url, params={"limit": 2}, headers=alice).json()
+    assert [s["id"] for s in first["items"]] == [ids[2], ids[1]] and first["next_cursor"]
+    rest = client.get(url, params={"limit": 2, "cursor": first["next_cursor"]}, headers=alice).json()
+    assert [s["id"] for s in rest["items"]] == [ids[0]] and rest["next_cursor"] is None
+    assert [s["scores"]["accuracy"]["value"] for s in first["items"]] == [pytest.approx(0.2), pytest.approx(0.1)]
+    whole = client.get(url, params={"limit": 3}, headers=alice).json()
+    assert len(whole["items"]) == 3 and whole["next_cursor"] is None
+    seen, cursor = [], None
+    while True:
+        page = client.get(url, params={"limit": 1, **({"cursor": cursor} if cursor else {})}, headers=alice).json()
+        seen += [s["id"] for s in page["items"]]
+        if (cursor := page["next_cursor"]) is None:
+            break
+    assert seen == ids[::-1]
+
+
+def test_withdrawal_answers_with_the_submission_and_its_scores(client: TestClient, bench: dict, alice: dict) -> None:
+    sub = submit(client, bench, alice, "m", correct=7).json()
+    gone = client.delete(f"/v1/submissions/{sub['id']}", headers=alice).json()
+    assert gone["withdrawn_at"] is not None and gone["answer_key_version"] == 1
+    assert gone["scores"] == sub["scores"] and gone["scores"]["accuracy"]["value"] == pytest.approx(0.7, abs=1e-12)

@@ -12,6 +12,7 @@ from sqlalchemy import select
 
 from api.app import create_app
 from db.models import ApiKey
+from usecases.api_keys import ensure_bootstrap_admin
 from usecases.settings import Settings
 
 OLD = "ek_admin_old_configured_value"
@@ -99,3 +100,31 @@ def test_no_key_is_generated_when_an_admin_key_exists(settings: Settings, capfd:
         assert "ek_" not in capfd.readouterr().err
         assert len(stored_hashes(c)) == 1
         assert status_as(c, OLD) == 200
+
+
+def test_a_configured_key_of_the_maximum_token_length_works(settings: Settings) -> None:
+    """Presented tokens are refused unread above 256 characters; a configured admin key of exactly 256 works."""
+    longest = "k" * 256
+    with started(settings, longest) as client:
+        assert status_as(client, longest) == 200
+        assert status_as(client, longest + "k") == 401
+
+
+def test_a_key_is_generated_when_only_non_admin_keys_are_active(
+    settings: Settings, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Active keys without the admin scope do not count: with the only admin key revoked, a new one is generated."""
+    with started(settings, OLD) as c:
+        auth = {"Authorization": f"Bearer {OLD}"}
+        r = c.post("/v1/api-keys", json={"name": "runner", "scopes": ["estimators:run"]}, headers=auth)
+        assert r.status_code == 201, r.text
+        admin_id = next(k["id"] for k in c.get("/v1/api-keys", headers=auth).json()["items"] if "admin" in k["scopes"])
+        assert c.delete(f"/v1/api-keys/{admin_id}", headers=auth).status_code == 200
+    capfd.readouterr()
+    with started(settings, None) as c:
+        err = capfd.readouterr().err
+        [token] = [w for w in err.split() if w.startswith("ek_")]
+        assert status_as(c, token) == 200 and len(stored_hashes(c)) == 3
+        names = {k["name"] for k in c.get("/v1/api-keys", headers={"Authorization": f"Bearer {token}"}).json()["items"]}
+        assert "bootstrap admin (generated)" in names
+        assert ensure_bootstrap_admin(c.app.state.services) == "none"  # type: ignore[attr-defined]

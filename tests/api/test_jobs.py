@@ -2,6 +2,8 @@
 timeouts and failures. In-process: ``immediate`` runs a job inside the request, ``memory`` leaves it queued so the
 test drives ``JobQueue.execute`` itself. Real worker processes are in tests/reliability."""
 
+import json
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -9,13 +11,18 @@ from datetime import timedelta
 
 import pytest
 from fastapi.testclient import TestClient
+from pydantic import BaseModel, ValidationError
+from sqlalchemy import event
+from sqlalchemy.exc import OperationalError
 
 from api.app import create_app
 from db.repositories import jobs as repo
+from service.errors import InvalidInput
 from tests import support_estimators
 from tests.api.conftest import ADMIN, make_key
 from usecases.clock import utcnow
-from usecases.jobs import JobQueue
+from usecases.errors import InvalidFields, NotFound, Unavailable
+from usecases.jobs import JobKind, JobQueue, JobTimeout, _failure
 from usecases.runs import canonical_params, sha256_hex
 from usecases.settings import Settings
 
@@ -124,7 +131,7 @@ def test_cancel_queued_job_and_ownership(queued: TestClient) -> None:
     assert queued.delete(loc).status_code == 401
     assert queued.delete(loc, headers=other).status_code == 403
     r = queued.delete(loc, headers=owner)
-    assert r.status_code == 200 and r.json()["status"] == "cancelled"
+    assert r.status_code == 200 and r.json()["status"] == "cancelled" and r.json()["finished_at"] is not None
     ctx_of(queued).execute(r.json()["id"])  # the queued message arrives later: nothing runs
     assert queued.get(loc).json()["status"] == "cancelled" and queued.get(loc).json()["attempts"] == 0
     anon = queued.post("/v1/jobs", json=job_body(tag=1)).headers["location"]
@@ -151,7 +158,11 @@ def test_cancel_running_job_through_progress(queued: TestClient) -> None:
 
 def test_finished_job_cannot_be_cancelled(immediate: TestClient) -> None:
     loc = immediate.post("/v1/jobs", json=job_body()).headers["location"]
-    assert immediate.delete(loc).status_code == 409
+    r = immediate.delete(loc)
+    assert (r.status_code, r.json()["detail"]) == (409, "the job has already succeeded")
+    failed = immediate.post("/v1/jobs", json={"kind": "estimator", "name": NAME, "params": {"values": [-13]}})
+    r = immediate.delete(failed.headers["location"])
+    assert (r.status_code, r.json()["detail"]) == (409, "the job has already failed")
 
 
 def test_timeout_fails_the_job(settings: Settings, estimator: None) -> None:
@@ -195,6 +206,14 @@ def test_list_jobs_pages_and_filters(queued: TestClient) -> None:
     assert [j["id"] for j in rest["items"]] == [ids[0]] and rest["next_cursor"] is None
     assert [j["id"] for j in queued.get("/v1/jobs", params={"status": "cancelled"}).json()["items"]] == [ids[0]]
     assert queued.get("/v1/jobs", params={"cursor": "!!"}).status_code == 422
+    assert queued.get("/v1/jobs", params={"limit": 3}).json()["next_cursor"] is None  # exactly a page: no cursor
+    seen, cursor = [], None
+    while True:
+        page = queued.get("/v1/jobs", params={"limit": 1, **({"cursor": cursor} if cursor else {})}).json()
+        seen += [j["id"] for j in page["items"]]
+        if (cursor := page["next_cursor"]) is None:
+            break
+    assert seen == ids[::-1]
 
 
 def test_require_keys_hides_other_keys_jobs(settings: Settings, estimator: None) -> None:
@@ -205,7 +224,10 @@ def test_require_keys_hides_other_keys_jobs(settings: Settings, estimator: None)
         assert c.get(f"/v1/jobs/{job_id}", headers=b).status_code == 404
         assert c.get(f"/v1/jobs/{job_id}", headers=a).status_code == 200
         assert c.get("/v1/jobs", headers=b).json()["items"] == []
+        assert [j["id"] for j in c.get("/v1/jobs", headers=a).json()["items"]] == [job_id]
         assert len(c.get("/v1/jobs", headers=ADMIN).json()["items"]) == 1
+        assert c.delete(f"/v1/jobs/{job_id}", headers=b).status_code == 404
+        assert c.delete(f"/v1/jobs/{job_id}", headers=a).json()["status"] == "cancelled"
 
 
 def test_job_params_are_the_canonical_cache_key(queued: TestClient) -> None:
@@ -213,3 +235,277 @@ def test_job_params_are_the_canonical_cache_key(queued: TestClient) -> None:
     spec = support_estimators.SPEC
     params = spec.params_model.model_validate({"values": [1.0, 2.0]})
     assert job["params_sha256"] == sha256_hex(canonical_params(params))
+
+
+def _claim(ctx: JobQueue, job_id: str, started_s_ago: float) -> None:
+    with ctx.services.engines.write.begin() as conn:
+        assert repo.claim(conn, job_id, worker="w", now=utcnow() - timedelta(seconds=started_s_ago)) == 1
+
+
+@pytest.mark.parametrize(("heartbeat_s", "grace_s"), [(0.05, 30.0), (10.0, 50.0)])
+def test_reaper_fails_a_running_job_only_past_its_timeout_plus_the_grace(
+    queued: TestClient, heartbeat_s: float, grace_s: float
+) -> None:
+    """Grace = max(30 s, 5 heartbeats); a live heartbeat does not save a job past it."""
+    ctx = ctx_of(queued)
+    ctx.settings = ctx.settings.model_copy(update={"job_heartbeat_s": heartbeat_s, "job_stale_after_s": 3600})
+    inside, past = (queued.post("/v1/jobs", json=job_body(tag=i)).json() for i in range(2))
+    timeout = inside["timeout_s"]
+    _claim(ctx, inside["id"], timeout + grace_s - 1.5)
+    _claim(ctx, past["id"], timeout + grace_s + 0.5)
+    assert ctx.reap() == {"requeued": 0, "failed": 1, "cancelled": 0, "reenqueued": 0}
+    assert queued.get(f"/v1/jobs/{inside['id']}").json()["status"] == "running"
+    failed = queued.get(f"/v1/jobs/{past['id']}").json()
+    assert failed["status"] == "failed"
+    assert failed["problem"]["detail"] == f"the job exceeded its timeout of {timeout:g} s"
+
+
+def test_reaper_handles_every_stale_job_once_and_says_why_it_failed(queued: TestClient) -> None:
+    """One pass over [overdue, stale]: a job in both lists is handled once and the jobs after it still are; a
+    stale job with a cancel request ends cancelled; the last attempt's failure names the attempts."""
+    ctx = ctx_of(queued)
+    ctx.settings = ctx.settings.model_copy(update={"job_max_attempts": 1, "job_stale_after_s": 5})
+    both, cancelled, exhausted = (queued.post("/v1/jobs", json=job_body(tag=i)).json() for i in range(3))
+    _claim(ctx, both["id"], both["timeout_s"] + 60)
+    _claim(ctx, cancelled["id"], 60)
+    _claim(ctx, exhausted["id"], 60)
+    with ctx.services.engines.write.begin() as conn:
+        repo.request_cancel(conn, cancelled["id"], now=utcnow())
+    assert ctx.reap() == {"requeued": 0, "failed": 2, "cancelled": 1, "reenqueued": 0}
+    assert queued.get(f"/v1/jobs/{cancelled['id']}").json()["status"] == "cancelled"
+    problem = queued.get(f"/v1/jobs/{exhausted['id']}").json()["problem"]
+    assert (problem["status"], problem["detail"]) == (
+        503,
+        "the worker running this job stopped (no heartbeat for 5 s) after 1 attempt(s)",
+    )
+
+
+def test_reaper_reenqueues_only_jobs_queued_longer_than_the_requeue_delay(queued: TestClient) -> None:
+    ctx = ctx_of(queued)
+    old, fresh = (queued.post("/v1/jobs", json=job_body(tag=i)).json()["id"] for i in range(2))
+    long_ago = utcnow() - timedelta(seconds=ctx.settings.job_requeue_after_s + 5)
+    with ctx.services.engines.write.begin() as conn:
+        conn.execute(repo.Job.__table__.update().where(repo.Job.id == old).values(enqueued_at=long_ago))
+    depth = ctx.queue_depth()
+    assert depth == 2
+    assert ctx.reap()["reenqueued"] == 1
+    assert ctx.queue_depth() == depth + 1
+    assert ctx.huey.pending()[-1].args == (old,)
+    assert ctx.reap()["reenqueued"] == 0  # its enqueue time was renewed
+    assert ctx.get(fresh).enqueued_at == ctx.get(fresh).created_at  # type: ignore[union-attr]
+
+
+def test_job_counts_cover_every_status_and_read_zero_without_a_database(queued: TestClient) -> None:
+    ctx = ctx_of(queued)
+    ids = [queued.post("/v1/jobs", json=job_body(tag=i)).json()["id"] for i in range(3)]
+    queued.delete(f"/v1/jobs/{ids[0]}")
+    _claim(ctx, ids[1], 0)
+    assert ctx.counts_by_status() == {"queued": 1, "running": 1, "succeeded": 0, "failed": 0, "cancelled": 1}
+    engine = ctx.services.engines.read
+
+    def refuse(*_: object) -> None:
+        raise OperationalError("SELECT 1", {}, ConnectionRefusedError("database stopped"))
+
+    event.listen(engine, "before_cursor_execute", refuse)
+    try:
+        assert ctx.counts_by_status() == dict.fromkeys(("queued", "running", "succeeded", "failed", "cancelled"), 0)
+    finally:
+        event.remove(engine, "before_cursor_execute", refuse)
+
+
+def test_a_stopping_worker_puts_its_job_back_and_the_next_start_enqueues_it(queued: TestClient) -> None:
+    """KeyboardInterrupt (SIGINT/SIGTERM of the worker): further signals are ignored while the job is re-queued
+    without a message; ``enqueue_interrupted`` sends it again at the next worker start."""
+    ctx = ctx_of(queued)
+    job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
+
+    def interrupted(services: object, job: object, progress: object) -> str:
+        raise KeyboardInterrupt
+
+    stopping = JobQueue(ctx.services, {"estimator": JobKind(run=interrupted)})
+    saved = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            stopping.execute(job_id)
+        assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == (signal.SIG_IGN, signal.SIG_IGN)
+    finally:
+        signal.signal(signal.SIGTERM, saved[0])
+        signal.signal(signal.SIGINT, saved[1])
+    row = ctx.get(job_id)
+    assert row is not None and (row.status, row.enqueued_at, row.attempts) == ("queued", None, 1)
+    assert row.heartbeat_at is not None and row.heartbeat_at >= row.started_at  # type: ignore[operator]
+    depth = ctx.queue_depth()
+    assert ctx.enqueue_interrupted() == 1
+    assert ctx.queue_depth() == depth + 1  # type: ignore[operator]
+    assert ctx.huey.pending()[-1].args == (job_id,)
+    assert ctx.get(job_id).enqueued_at is not None  # type: ignore[union-attr]
+    assert ctx.enqueue_interrupted() == 0
+
+
+def test_queue_depth_is_none_without_a_queue(settings: Settings, estimator: None) -> None:
+    with _client(settings, queue="off") as c:
+        assert ctx_of(c).queue_depth() is None
+
+
+def test_a_thread_worker_stopping_mid_job_also_puts_it_back(queued: TestClient) -> None:
+    """Outside the main thread signal handlers cannot be changed; the re-queue still happens."""
+    ctx = ctx_of(queued)
+    job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
+
+    def interrupted(services: object, job: object, progress: object) -> str:
+        raise KeyboardInterrupt
+
+    raised: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            JobQueue(ctx.services, {"estimator": JobKind(run=interrupted)}).execute(job_id)
+        except BaseException as exc:
+            raised.append(exc)
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    worker.join(timeout=10)
+    assert [type(e) for e in raised] == [KeyboardInterrupt]
+    assert (ctx.get(job_id).status, ctx.get(job_id).enqueued_at) == ("queued", None)  # type: ignore[union-attr]
+
+
+def test_a_failed_requeue_is_logged_with_the_job_id(queued: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    ctx = ctx_of(queued)
+    job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
+    engine = ctx.services.engines.write
+
+    def refuse(*_: object) -> None:
+        raise OperationalError("UPDATE job", {}, ConnectionRefusedError("database stopped"))
+
+    event.listen(engine, "before_cursor_execute", refuse)
+    try:
+        with caplog.at_level("ERROR", logger="estibench.jobs"):
+            ctx._requeue(job_id, 1)
+    finally:
+        event.remove(engine, "before_cursor_execute", refuse)
+    [record] = [r for r in caplog.records if r.name == "estibench.jobs"]
+    assert (record.getMessage(), record.job_id, record.exc_info is not None) == (  # type: ignore[attr-defined]
+        "could not re-queue an interrupted job",
+        job_id,
+        True,
+    )
+
+
+def _problem(status: int, title: str, detail: str, errors: list | None = None) -> dict:
+    out = {"type": "about:blank", "title": title, "status": status, "detail": detail}
+    return out if errors is None else {**out, "errors": errors}
+
+
+def test_a_failed_job_stores_the_problem_its_exception_maps_to() -> None:
+    class Params(BaseModel):
+        n: int
+
+    with pytest.raises(ValidationError) as bad:
+        Params.model_validate({"n": "x"})
+    cases = [
+        (JobTimeout(), _problem(504, "Gateway Timeout", "the job exceeded its timeout of 2.5 s")),
+        (
+            InvalidInput("k must be below n", loc=("k",)),
+            _problem(422, "Unprocessable Entity", "k must be below n", [
+                {"loc": ["params", "k"], "msg": "k must be below n", "type": "invalid_input"}
+            ]),
+        ),
+        (
+            bad.value,
+            _problem(422, "Unprocessable Entity", "the params failed validation", [
+                {"loc": ["params", "n"], "msg": bad.value.errors()[0]["msg"], "type": "int_parsing"}
+            ]),
+        ),
+        (
+            InvalidFields("bad array", [{"loc": ["body", "a"], "msg": "m", "type": "t"}]),
+            _problem(422, "Unprocessable Entity", "bad array", [{"loc": ["body", "a"], "msg": "m", "type": "t"}]),
+        ),
+        (NotFound("no array 'x'"), _problem(404, "Not Found", "no array 'x'")),
+        (Unavailable("queue down"), _problem(503, "Service Unavailable", "queue down")),
+    ]  # fmt: skip
+    for exc, want in cases:
+        assert json.loads(_failure(exc, 2.5)) == want, exc
+
+
+def test_reaper_skips_a_job_a_worker_moved_meanwhile_and_goes_on(
+    queued: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Between the reaper's read and its conditional UPDATE a worker finishes the first stale job: that job is left
+    alone and the next ones are still re-queued (fresh enqueue time, a message with their id), each logged."""
+    ctx = ctx_of(queued)
+    ctx.settings = ctx.settings.model_copy(update={"job_stale_after_s": 5})
+    first, *others = (queued.post("/v1/jobs", json=job_body(tag=i)).json()["id"] for i in range(3))
+    for job_id in (first, *others):
+        _claim(ctx, job_id, 60)
+    release = repo.release
+
+    def racing(conn, job, **kw):  # type: ignore[no-untyped-def]
+        if job.id == first:
+            repo.finish(conn, first, 1, status="succeeded", now=utcnow())
+        return release(conn, job, **kw)
+
+    monkeypatch.setattr(repo, "release", racing)
+    before, depth = utcnow(), ctx.queue_depth()
+    with caplog.at_level("WARNING", logger="estibench.jobs"):
+        assert ctx.reap() == {"requeued": 2, "failed": 0, "cancelled": 0, "reenqueued": 0}
+    assert ctx.get(first).status == "succeeded"  # type: ignore[union-attr]
+    for job_id in others:
+        row = ctx.get(job_id)
+        assert row is not None and row.status == "queued" and row.enqueued_at >= before  # type: ignore[operator]
+    assert [m.args for m in ctx.huey.pending()[depth:]] == [(job_id,) for job_id in others]
+    records = [r for r in caplog.records if r.name == "estibench.jobs"]
+    assert [(r.getMessage(), r.job_id, r.to) for r in records] == [  # type: ignore[attr-defined]
+        ("reaped job", job_id, "queued") for job_id in others
+    ]
+
+
+def test_a_job_that_never_reports_progress_keeps_its_initial_progress(queued: TestClient) -> None:
+    """The heartbeat stores liveness from the start, with fraction 0 and an empty message until the job reports."""
+    ctx = ctx_of(queued)
+    job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
+    seen: list[repo.JobRow | None] = []
+
+    def silent_then_invalid(services: object, job: object, progress: object) -> str:
+        time.sleep(0.3)  # six heartbeats
+        seen.append(ctx.get(job_id))
+        raise InvalidInput("no", loc=("values",))
+
+    JobQueue(ctx.services, {"estimator": JobKind(run=silent_then_invalid)}).execute(job_id)
+    [mid] = seen
+    assert mid is not None and mid.status == "running" and mid.started_at is not None
+    assert mid.heartbeat_at is not None and mid.heartbeat_at > mid.started_at
+    assert (mid.progress_fraction, mid.progress_message) == (0.0, "")
+    row = ctx.get(job_id)
+    assert row is not None and (row.status, row.progress_fraction, row.progress_message) == ("failed", 0.0, "")
+
+
+def test_the_heartbeat_survives_a_failed_write(queued: TestClient) -> None:
+    """A heartbeat UPDATE that fails (database briefly unreachable) is skipped, and the next ones still run."""
+    ctx = ctx_of(queued)
+    job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
+    failures: list[str] = []
+
+    def refuse_first_heartbeat(conn, cursor, statement, *_: object) -> None:  # type: ignore[no-untyped-def]
+        assignments = statement.split(" WHERE ")[0]
+        heartbeat = assignments.startswith("UPDATE job SET") and "progress_message" in assignments
+        if heartbeat and "status" not in assignments and not failures:
+            failures.append(statement)
+            raise OperationalError(statement, {}, ConnectionRefusedError("database restarting"))
+
+    seen: list[repo.JobRow | None] = []
+
+    def slow(services: object, job: object, progress: object) -> str:
+        time.sleep(0.4)  # eight heartbeats
+        seen.append(ctx.get(job_id))
+        raise InvalidInput("no", loc=("values",))
+
+    engine = ctx.services.engines.write
+    event.listen(engine, "before_cursor_execute", refuse_first_heartbeat)
+    try:
+        JobQueue(ctx.services, {"estimator": JobKind(run=slow)}).execute(job_id)
+    finally:
+        event.remove(engine, "before_cursor_execute", refuse_first_heartbeat)
+    [mid] = seen
+    assert len(failures) == 1
+    assert mid is not None and mid.heartbeat_at is not None and mid.heartbeat_at > mid.started_at  # type: ignore[operator]
