@@ -41,7 +41,8 @@ test-postgres: install-dev
 
 # Mutation testing with mutmut (slow: not part of `make test` or CI; docs/testing.md). Runs on a copy of the
 # working tree in MUTATION_DIR, scoped by [tool.mutmut] in pyproject.toml; MUTANTS picks mutants by name glob,
-# e.g. make mutation MUTANTS='service.stats.tails.*'. Inspect: cd $(MUTATION_DIR) && mutmut show <name>.
+# e.g. make mutation MUTANTS='service.stats.tails.*'; it ends with per-module counts (scripts/mutation_summary.py).
+# Inspect: cd $(MUTATION_DIR) && mutmut show <name>.
 MUTATION_DIR ?= /tmp/estibench-mutation
 MUTANTS ?=
 MUTATION_JOBS ?= 2
@@ -49,7 +50,7 @@ mutation: install-dev
 	rm -rf $(MUTATION_DIR) && mkdir -p $(MUTATION_DIR)
 	git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - | tar -xf - -C $(MUTATION_DIR)
 	cd $(MUTATION_DIR) && $(abspath $(VENV))/bin/mutmut run --max-children $(MUTATION_JOBS) $(MUTANTS)
-	cd $(MUTATION_DIR) && $(abspath $(VENV))/bin/mutmut results
+	$(PY) scripts/mutation_summary.py $(MUTATION_DIR)
 
 lint: install-dev
 	$(VENV)/bin/ruff check .
