@@ -2,23 +2,13 @@
 time, reinstatement, and the server-made (bootstrap) keys."""
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
-from db.engine import Engines, make_engines
+from db.engine import Engines
 from db.repositories import api_keys as repo
 from db.repositories.api_keys import ApiKeyRow
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
-
-
-@pytest.fixture
-def engines(db_url: str) -> Iterator[Engines]:
-    e = make_engines(db_url)
-    yield e
-    e.dispose()
 
 
 def _row(prefix: str, at: datetime, created_by: str | None = None, scopes: tuple[str, ...] = ("admin",)) -> ApiKeyRow:

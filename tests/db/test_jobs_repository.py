@@ -4,23 +4,13 @@ listings and caps select by owner (a key, or an anonymous client address)."""
 
 import json
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-import pytest
-
-from db.engine import Engines, make_engines
+from db.engine import Engines
 from db.repositories import api_keys, jobs
 from db.repositories.api_keys import ApiKeyRow
 
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def engines(db_url: str) -> Iterator[Engines]:
-    e = make_engines(db_url)
-    yield e
-    e.dispose()
 
 
 def _key(engines: Engines, name: str) -> str:

@@ -3,18 +3,8 @@
 import uuid
 from datetime import UTC, datetime
 
-import pytest
-
-from db.engine import make_engines
 from db.repositories import runs
 from db.repositories.runs import RunRow
-
-
-@pytest.fixture
-def engines(db_url):
-    e = make_engines(db_url)
-    yield e
-    e.dispose()
 
 
 def _row(sha: str, name: str = "x.y") -> RunRow:

@@ -2,12 +2,11 @@
 that keeps its first time, and which scoring a submission's scores and leaderboard row come from."""
 
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from db.engine import Engines, make_engines
+from db.engine import Engines
 from db.models import Benchmark
 from db.repositories import api_keys
 from db.repositories import submissions as repo
@@ -15,13 +14,6 @@ from db.repositories.api_keys import ApiKeyRow
 from db.repositories.submissions import ScoreRow, SubmissionRow
 
 T0 = datetime(2026, 3, 1, 0, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def engines(db_url: str) -> Iterator[Engines]:
-    e = make_engines(db_url)
-    yield e
-    e.dispose()
 
 
 @pytest.fixture

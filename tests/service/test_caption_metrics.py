@@ -3,6 +3,7 @@
 import itertools
 import math
 from collections import Counter
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -69,13 +70,6 @@ def test_lcs_matches_brute_force() -> None:
     """Batched LCS rows equal the textbook O(|a||b|) recursion on random short sequences."""
     rng = np.random.default_rng(3)
 
-    def lcs(a: list[int], b: list[int]) -> int:
-        table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
-        for i, j in itertools.product(range(1, len(a) + 1), range(1, len(b) + 1)):
-            same = a[i - 1] == b[j - 1]
-            table[i][j] = table[i - 1][j - 1] + 1 if same else max(table[i - 1][j], table[i][j - 1])
-        return table[-1][-1]
-
     pairs = [
         (rng.integers(0, 4, rng.integers(0, 9)).tolist(), rng.integers(0, 4, rng.integers(0, 9)).tolist())
         for _ in range(300)
@@ -86,7 +80,7 @@ def test_lcs_matches_brute_force() -> None:
     for k, (x, y) in enumerate(pairs):
         a[k, : len(x)], b[k, : len(y)] = x, y
     got = lcs_lengths(a, np.array([len(x) for x, _ in pairs]), b, np.array([len(y) for _, y in pairs]))
-    assert got.tolist() == [lcs(x, y) for x, y in pairs]
+    assert got.tolist() == [_lcs(x, y) for x, y in pairs]
     assert got.dtype == np.int64
 
 
@@ -164,7 +158,8 @@ def _grams(tokens: list[str], n: int) -> Counter:
     return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
 
 
-def _lcs(a: list[str], b: list[str]) -> int:
+def _lcs(a: Sequence[object], b: Sequence[object]) -> int:
+    """The textbook O(|a||b|) longest-common-subsequence recursion."""
     table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
     for i, j in itertools.product(range(1, len(a) + 1), range(1, len(b) + 1)):
         same = a[i - 1] == b[j - 1]

@@ -2,6 +2,7 @@
 
 import itertools
 import math
+from collections.abc import Iterable
 
 import numpy as np
 import pytest
@@ -735,17 +736,23 @@ def test_cell_model_pnml_regret_rises_to_log_k(cell_result) -> None:
         assert r.approx_error + r.bayes_regret + r.mle_bayes_gap == pytest.approx(r.mle_ce, rel=1e-12)
 
 
-def test_cell_conditional_losses_match_scipy_double_sum() -> None:
-    # Independent evaluation with scipy.stats.binom of E[−log((k+a)/(n_c+Ka))], k ~ Bin(n_c, 1/K); 1e-12.
-    n, k_cls, eps = 30, 4, 0.01
-    losses = cell_conditional_losses(n, k_cls, eps)
-    for nc in (0, 1, 7, 30):
+def _assert_cell_losses(losses: np.ndarray, k_cls: int, eps: float, ncs: Iterable[int]) -> None:
+    """Columns ``ncs`` equal the scipy double sum E_k[-log((k + a)/(n_c + K a))], k ~ Bin(n_c, 1/K), for
+    a = eps, 1/2, 1 (rel 1e-12), and row 3 equals log((n_c + K)/(n_c + 1)) (rel 1e-14)."""
+    for nc in ncs:
         k = np.arange(nc + 1)
         pmf = binom.pmf(k, nc, 1 / k_cls)
         for row, a in enumerate((eps, 0.5, 1.0)):
             expected = float(pmf @ -np.log((k + a) / (nc + k_cls * a)))
             assert losses[row, nc] == pytest.approx(expected, rel=1e-12, abs=1e-14)
         assert losses[3, nc] == pytest.approx(math.log((nc + k_cls) / (nc + 1)), rel=1e-14)
+
+
+def test_cell_conditional_losses_match_scipy_double_sum() -> None:
+    # Independent evaluation with scipy.stats.binom of E[−log((k+a)/(n_c+Ka))], k ~ Bin(n_c, 1/K); 1e-12.
+    n, k_cls, eps = 30, 4, 0.01
+    losses = cell_conditional_losses(n, k_cls, eps)
+    _assert_cell_losses(losses, k_cls, eps, (0, 1, 7, 30))
 
 
 @pytest.mark.parametrize("n", [1, 600])
@@ -754,13 +761,7 @@ def test_cell_conditional_losses_fill_every_chunk(n: int) -> None:
     # three), equals the scipy double sum; n = 1 is a single partial chunk. rel=1e-12.
     k_cls, eps = 3, 0.1
     losses = cell_conditional_losses(n, k_cls, eps)
-    for nc in sorted({0, 1, n // 2, 255, 256, 257, 511, 512, n} & set(range(n + 1))):
-        k = np.arange(nc + 1)
-        pmf = binom.pmf(k, nc, 1 / k_cls)
-        for row, a in enumerate((eps, 0.5, 1.0)):
-            expected = float(pmf @ -np.log((k + a) / (nc + k_cls * a)))
-            assert losses[row, nc] == pytest.approx(expected, rel=1e-12, abs=1e-14)
-        assert losses[3, nc] == pytest.approx(math.log((nc + k_cls) / (nc + 1)), rel=1e-14)
+    _assert_cell_losses(losses, k_cls, eps, sorted({0, 1, n // 2, 255, 256, 257, 511, 512, n} & set(range(n + 1))))
 
 
 def test_cell_model_matches_simulation() -> None:
