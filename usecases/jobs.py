@@ -321,7 +321,8 @@ class JobQueue:
         except Exception:
             log.exception("job failed", extra={"job_id": job_id})
             problem = problem_json(500, "the job failed with an internal error")
-        self._stop_beat(live, beat)
+        finally:  # also when a kind raises SystemExit: a dead job must stop looking alive to the reaper
+            self._stop_beat(live, beat)
         if live.lost:
             return
         with engines.write.begin() as conn:

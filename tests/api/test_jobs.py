@@ -8,9 +8,11 @@ import threading
 import time
 from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from huey import Huey, MemoryHuey, RedisHuey, SqliteHuey
 from pydantic import BaseModel, ValidationError
 from sqlalchemy import event
 from sqlalchemy.exc import OperationalError
@@ -18,11 +20,12 @@ from sqlalchemy.exc import OperationalError
 from api.app import create_app
 from db.repositories import jobs as repo
 from service.errors import InvalidInput
+from service.registry import Progress
 from tests import support_estimators
 from tests.api.conftest import ADMIN, make_key
 from usecases.clock import utcnow
 from usecases.errors import InvalidFields, NotFound, Unavailable
-from usecases.jobs import JobKind, JobQueue, JobTimeout, _failure
+from usecases.jobs import JobKind, JobQueue, JobTimeout, _failure, make_huey, worker_id
 from usecases.runs import canonical_params, sha256_hex
 from usecases.settings import Settings
 
@@ -80,6 +83,9 @@ def test_identical_run_makes_the_job_succeed_at_once(immediate: TestClient) -> N
     r = immediate.post("/v1/jobs", json={"kind": "estimator", "name": NAME, "params": {"values": [5]}})
     assert r.status_code == 202
     assert r.json()["status"] == "succeeded" and r.json()["run_id"] == first["id"] and r.json()["attempts"] == 0
+    assert r.json()["progress"] == {"fraction": 1.0, "message": "identical run found"}
+    row = ctx_of(immediate).get(r.json()["id"])
+    assert row is not None and row.finished_at == row.created_at and row.enqueued_at is None
 
 
 def test_over_budget_call_answers_202_and_hard_cap_422(queued: TestClient) -> None:
@@ -480,8 +486,9 @@ def test_a_job_that_never_reports_progress_keeps_its_initial_progress(queued: Te
     assert row is not None and (row.status, row.progress_fraction, row.progress_message) == ("failed", 0.0, "")
 
 
-def test_the_heartbeat_survives_a_failed_write(queued: TestClient) -> None:
-    """A heartbeat UPDATE that fails (database briefly unreachable) is skipped, and the next ones still run."""
+def test_the_heartbeat_survives_a_failed_write(queued: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    """A heartbeat UPDATE that fails (database briefly unreachable) is skipped with a warning naming the job, and
+    the next ones still run."""
     ctx = ctx_of(queued)
     job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
     failures: list[str] = []
@@ -503,9 +510,165 @@ def test_the_heartbeat_survives_a_failed_write(queued: TestClient) -> None:
     engine = ctx.services.engines.write
     event.listen(engine, "before_cursor_execute", refuse_first_heartbeat)
     try:
-        JobQueue(ctx.services, {"estimator": JobKind(run=slow)}).execute(job_id)
+        with caplog.at_level("WARNING", logger="estibench.jobs"):
+            JobQueue(ctx.services, {"estimator": JobKind(run=slow)}).execute(job_id)
     finally:
         event.remove(engine, "before_cursor_execute", refuse_first_heartbeat)
     [mid] = seen
     assert len(failures) == 1
+    [warning] = [r for r in caplog.records if r.name == "estibench.jobs"]
+    assert (warning.getMessage(), warning.job_id) == ("heartbeat failed", job_id)  # type: ignore[attr-defined]
     assert mid is not None and mid.heartbeat_at is not None and mid.heartbeat_at > mid.started_at  # type: ignore[operator]
+
+
+def test_an_unexpected_exception_fails_the_job_with_a_500_and_a_logged_traceback(
+    queued: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bug in a job (any exception the failure map does not know) fails it with a generic 500 problem, never the
+    exception's text, and logs the traceback with the job id; the row names the worker and its end time."""
+    ctx = ctx_of(queued)
+    job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
+
+    def buggy(services: object, job: object, progress: Progress) -> str:
+        progress(0.5)
+        time.sleep(0.15)  # a heartbeat stores the progress
+        raise ZeroDivisionError("secret internals")
+
+    with caplog.at_level("ERROR", logger="estibench.jobs"):
+        JobQueue(ctx.services, {"estimator": JobKind(run=buggy)}).execute(job_id)
+    job = queued.get(f"/v1/jobs/{job_id}").json()
+    assert (job["status"], job["problem"]) == (
+        "failed",
+        _problem(500, "Internal Server Error", "the job failed with an internal error"),
+    )
+    assert job["progress"] == {"fraction": 0.5, "message": ""}  # progress() without a message reports ""
+    row = ctx.get(job_id)
+    assert row is not None and row.worker == worker_id()
+    assert row.started_at is not None and row.finished_at is not None and row.finished_at >= row.started_at
+    [record] = [r for r in caplog.records if r.name == "estibench.jobs"]
+    assert (record.getMessage(), record.job_id) == ("job failed", job_id)  # type: ignore[attr-defined]
+    assert record.exc_info is not None and record.exc_info[0] is ZeroDivisionError
+
+
+def test_progress_is_clamped_to_the_unit_interval_and_its_message_to_500_characters(queued: TestClient) -> None:
+    ctx = ctx_of(queued)
+    job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
+    seen: list[tuple[float, str]] = []
+
+    def reports(services: object, job: object, progress: Progress) -> str:
+        for fraction, message in ((1.7, "m" * 600), (-0.5, 12345)):
+            progress(fraction, message)  # type: ignore[arg-type]
+            time.sleep(0.2)  # four heartbeats store it
+            row = ctx.get(job_id)
+            assert row is not None
+            seen.append((row.progress_fraction, row.progress_message))
+        raise InvalidInput("no", loc=("values",))
+
+    JobQueue(ctx.services, {"estimator": JobKind(run=reports)}).execute(job_id)
+    assert seen == [(1.0, "m" * 500), (0.0, "12345")]
+
+
+def test_a_job_whose_code_exits_stops_its_heartbeat(queued: TestClient) -> None:
+    """SystemExit from a job's code propagates, but the heartbeat stops with it, so the reaper sees the attempt
+    go stale instead of a dead job renewing its liveness forever."""
+    ctx = ctx_of(queued)
+    job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
+
+    def exits(services: object, job: object, progress: Progress) -> str:
+        time.sleep(0.15)
+        raise SystemExit(3)
+
+    with pytest.raises(SystemExit):
+        JobQueue(ctx.services, {"estimator": JobKind(run=exits)}).execute(job_id)
+    before = ctx.get(job_id)
+    time.sleep(0.3)  # six heartbeat periods
+    after = ctx.get(job_id)
+    assert before is not None and after is not None and before.status == after.status == "running"
+    assert before.heartbeat_at is not None and after.heartbeat_at == before.heartbeat_at
+
+
+def test_a_queued_job_starts_at_zero_progress_and_its_huey_task_outlives_the_job_timeout(queued: TestClient) -> None:
+    """The queue message's own timeout is the job's plus five heartbeats, so the job's clock (504) fires first."""
+    ctx = ctx_of(queued)
+    job = queued.post("/v1/jobs", json=job_body()).json()
+    assert (job["status"], job["progress"]) == ("queued", {"fraction": 0.0, "message": ""})
+    [task] = ctx.huey.pending()
+    assert task.args == (job["id"],)
+    assert task.timeout == pytest.approx(ctx.settings.job_timeout_s + 5 * 0.05, abs=1e-12)
+
+
+def test_an_unreachable_queue_fails_the_job_with_a_503_and_frees_the_callers_slot(
+    queued: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    ctx = ctx_of(queued)
+
+    def down(job_id: str, timeout_s: float) -> None:
+        raise ConnectionError("redis is down")
+
+    monkeypatch.setattr(ctx, "enqueue", down)
+    with caplog.at_level("ERROR", logger="estibench.jobs"):
+        r = queued.post("/v1/jobs", json=job_body())
+    assert r.status_code == 503 and r.json()["detail"] == "the job queue is unreachable"
+    [row] = ctx.page(None, status=None, limit=10, before_seq=None)[0]
+    assert (row.status, json.loads(row.problem or "null")) == (
+        "failed",
+        _problem(503, "Service Unavailable", "the job queue is unreachable"),
+    )
+    assert row.finished_at is not None and row.finished_at >= row.created_at
+    [record] = [r for r in caplog.records if r.name == "estibench.jobs"]
+    assert (record.getMessage(), record.job_id) == ("enqueue failed", row.id)  # type: ignore[attr-defined]
+    monkeypatch.undo()
+    for _ in range(3):  # the failed job does not count toward the cap of 3
+        assert queued.post("/v1/jobs", json=job_body()).status_code == 202
+
+
+def test_anonymous_callers_are_capped_by_address_with_a_retry_after(queued: TestClient) -> None:
+    for _ in range(3):
+        assert queued.post("/v1/jobs", json=job_body()).status_code == 202
+    r = queued.post("/v1/jobs", json=job_body())
+    assert (r.status_code, r.headers["retry-after"]) == (429, "5")
+    assert "3 jobs are queued or running" in r.json()["detail"]
+    assert queued.post("/v1/jobs", json=job_body(), headers=make_key(queued, "estimators:run")).status_code == 202
+
+
+def test_the_reaper_thread_runs_a_pass_every_interval_until_stopped(queued: TestClient) -> None:
+    ctx = ctx_of(queued)
+    ctx.settings = ctx.settings.model_copy(update={"job_reaper_interval_s": 0.05, "job_stale_after_s": 5})
+    job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
+    with ctx.services.engines.write.begin() as conn:  # a worker claimed it a minute ago and died
+        assert repo.claim(conn, job_id, worker="dead", now=utcnow() - timedelta(seconds=60)) == 1
+    stop = ctx.start_reaper()
+    try:
+        deadline = time.monotonic() + 5
+        while ctx.get(job_id).status == "running" and time.monotonic() < deadline:  # type: ignore[union-attr]
+            time.sleep(0.02)
+    finally:
+        stop()
+    assert ctx.get(job_id).status == "queued"  # type: ignore[union-attr]
+    with ctx.services.engines.write.begin() as conn:  # dies again, after the reaper was stopped
+        assert repo.claim(conn, job_id, worker="dead", now=utcnow() - timedelta(seconds=60)) == 2
+    time.sleep(0.25)  # five intervals
+    assert ctx.get(job_id).status == "running"  # type: ignore[union-attr]
+
+
+def test_make_huey_builds_the_configured_queue(settings: Settings, tmp_path: Path) -> None:
+    """off → no queue; memory/immediate in-process; a Redis URL → Redis; otherwise a SQLite file (default
+    data_dir/queue.db, parent directories created). Every queue has the configured name and keeps no results."""
+
+    def make(**update: object) -> Huey | None:
+        return make_huey(settings.model_copy(update={"queue_name": "q1", **update}))
+
+    assert make(queue="off") is None
+    for queue, immediate in (("memory", False), ("immediate", True)):
+        mem = make(queue=queue)
+        assert isinstance(mem, MemoryHuey) and (mem.name, mem.results, mem.immediate) == ("q1", False, immediate)
+    red = make(queue="auto", redis_url="redis://127.0.0.1:6379/3")
+    assert isinstance(red, RedisHuey) and (red.name, red.results) == ("q1", False)
+    assert red.storage.conn.connection_pool.connection_kwargs["db"] == 3
+    path = tmp_path / "a" / "b" / "jobs.db"
+    for _ in range(2):  # the directory may already exist
+        lite = make(queue="auto", queue_path=path)
+        assert isinstance(lite, SqliteHuey) and (lite.name, lite.results) == ("q1", False)
+        assert lite.storage.filename == str(path) and path.parent.is_dir()
+    default = make(queue="auto", data_dir=tmp_path / "data")
+    assert isinstance(default, SqliteHuey) and default.storage.filename == str(tmp_path / "data" / "queue.db")

@@ -88,6 +88,20 @@ def test_finish_stamps_terminal_states_and_requeues_with_an_enqueue_time(engines
     assert (again.status, again.finished_at, again.enqueued_at, again.progress_message) == ("queued", None, t, "")
 
 
+def test_a_late_finish_cannot_overwrite_a_job_the_reaper_already_ended(engines: Engines) -> None:
+    """The reaper failed attempt 1 (still the job's attempt number); that attempt's own finish then matches nothing."""
+    job_id, attempt = _claimed(engines)
+    claimed = _get(engines, job_id)
+    assert (claimed.status, claimed.worker, claimed.started_at, claimed.heartbeat_at) == ("running", "w1", T0, T0)
+    problem = json.dumps({"status": 503})
+    t = T0 + timedelta(seconds=90)
+    with engines.write.begin() as conn:
+        assert jobs.release(conn, _get(engines, job_id), status="failed", now=t, problem=problem)
+        assert not jobs.finish(conn, job_id, attempt, status="succeeded", now=t + timedelta(seconds=1), run_id="r1")
+    row = _get(engines, job_id)
+    assert (row.status, row.attempts, row.run_id, row.problem, row.finished_at) == ("failed", 1, None, problem, t)
+
+
 def test_cancel_stops_a_queued_job_at_once_and_flags_a_running_one(engines: Engines) -> None:
     queued = _job(engines)
     running, _ = _claimed(engines)
