@@ -142,9 +142,14 @@ def submit(
     with engines.write.begin() as conn:
         existing = idem_repo.claim(conn, scope, idempotency_key, digest, now)
         if existing is not None and existing.status_code is None:
-            stale = existing.created_at.replace(tzinfo=existing.created_at.tzinfo or UTC) < now - IDEMPOTENCY_STALE
-            if stale and existing.request_sha256 == digest:
-                idem_repo.take_over(conn, scope, idempotency_key, digest, now - IDEMPOTENCY_STALE, now)
+            stale = existing.created_at < now - IDEMPOTENCY_STALE
+            same = existing.request_sha256 == digest
+            # the conditional take-over lets one retry of an abandoned request through; a concurrent one gets 409
+            if (
+                stale
+                and same
+                and idem_repo.take_over(conn, scope, idempotency_key, digest, now - IDEMPOTENCY_STALE, now)
+            ):
                 existing = None
     if existing is not None:
         if existing.request_sha256 != digest:

@@ -81,19 +81,16 @@ def insert_scoring(
     return scoring_id
 
 
-def insert_item_scores(conn: Connection, scoring_id: int, rows: Iterable[tuple[str, str, str, float]]) -> int:
+def insert_item_scores(conn: Connection, scoring_id: int, rows: Iterable[tuple[str, str, str, float]]) -> None:
     """Bulk insert of ``(split, item_id, metric, value)`` rows inside the caller's transaction: driver-level
     executemany of plain tuples in chunks (the per-row dict and bind processing of Core costs half the rate
-    here). Returns the row count."""
+    here)."""
     mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
     marks = ", ".join([mark] * 5)
     sql = f"INSERT INTO item_score (scoring_id, split, item_id, metric, value) VALUES ({marks})"
-    count = 0
     it = iter(rows)
     while chunk := [(scoring_id, s, i, m, float(v)) for s, i, m, v in itertools.islice(it, 50_000)]:
         conn.exec_driver_sql(sql, chunk)
-        count += len(chunk)
-    return count
 
 
 def get(conn: Connection, submission_id: str) -> SubmissionRow | None:

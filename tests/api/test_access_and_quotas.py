@@ -110,6 +110,30 @@ def test_a_submission_from_yesterday_does_not_count_toward_todays_quota(client: 
     assert submit(client, bench_id, alice) == 429
 
 
+def test_a_submission_at_todays_utc_midnight_counts_and_the_429_says_when_the_quota_resets(client: TestClient) -> None:
+    bench_id = make_bench(client, quota=1)
+    alice = make_key(client, "submissions:write", name="alice")
+    assert submit(client, bench_id, alice) == 201
+    midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    services = client.app.state.services  # type: ignore[attr-defined]
+    with services.engines.write.begin() as conn:
+        conn.execute(update(Submission).values(created_at=midnight))  # the first instant of the quota day
+    body = {"model": "m", "predictions": predictions(5), "metadata": {}}
+    before = datetime.now(UTC)
+    r = client.post(f"/v1/benchmarks/{bench_id}/submissions", json=body, headers=alice)
+    after = datetime.now(UTC)
+    assert r.status_code == 429, r.text
+    reset = midnight + timedelta(days=1)  # Retry-After: whole seconds until then, rounded up past the boundary
+    low, high = int((reset - after).total_seconds()) + 1, int((reset - before).total_seconds()) + 1
+    assert low <= int(r.headers["retry-after"]) <= high
+
+
+def test_the_daily_quota_is_per_benchmark(client: TestClient) -> None:
+    first, second = make_bench(client, quota=1, name="a"), make_bench(client, quota=1, name="b")
+    alice = make_key(client, "submissions:write", name="alice")
+    assert [submit(client, b, alice) for b in (first, second, first, second)] == [201, 201, 429, 429]
+
+
 def test_running_jobs_count_toward_the_cap(settings: Settings, estimator: None) -> None:
     app = create_app(settings.model_copy(update={"queue": "memory", "max_jobs_per_key": 2}))
     with TestClient(app, raise_server_exceptions=False) as c:

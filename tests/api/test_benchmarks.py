@@ -6,21 +6,27 @@ import hashlib
 import io
 import json
 import math
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from fastapi.testclient import TestClient
-from sqlalchemy import create_engine, text
+from sqlalchemy import create_engine, text, update
 from sqlalchemy.pool import NullPool
 
 from api.app import create_app
 from api.routers.submissions import SubmissionIn
 from db.engine import make_engines
+from db.models import IdempotencyRecord
 from db.repositories import idempotency
+from service.scoring import film_mcq
 from tests.api.conftest import ADMIN, make_key
 from usecases.scoring import dumps
+from usecases.submissions import IDEMPOTENCY_STALE
 
 Z = 1.959963984540054
+STALE_S = IDEMPOTENCY_STALE.total_seconds()
+ANY_DIGEST = "0" * 64
+LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -123,6 +129,10 @@ def test_submission_scores_and_private_visibility(client: TestClient, bench: dic
     assert acc["value"] == pytest.approx(0.8, abs=1e-12) and acc["n"] == 10
     assert (acc["ci_low"], acc["ci_high"]) == pytest.approx(wilson(8, 10), abs=1e-9)
     assert sub["private"] is None and sub["coverage"] == 1.0
+    viewed = client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()
+    assert viewed == sub and sub["answer_key_version"] == 1
+    assert sub["reconstructed"] == [*film_mcq.METRICS, "breakdown"]  # the scorer's reconstructed fields
+    assert sub["breakdown"]["protocol"] == "reconstructed-v1" and set(sub["scores"]) == set(film_mcq.METRICS)
     as_admin = client.get(f"/v1/submissions/{sub['id']}", headers=ADMIN).json()
     assert as_admin["private"]["scores"]["accuracy"]["value"] == pytest.approx(0.75)
     own_items = client.get(f"/v1/submissions/{sub['id']}/items", headers=alice).json()["items"]
@@ -219,11 +229,15 @@ def test_idempotency_key(client: TestClient, bench: dict, alice: dict) -> None:
     h = {**alice, "Idempotency-Key": "abc"}
     first = submit(client, bench, h, "m1", correct=6)
     replay = submit(client, bench, h, "m1", correct=6)
-    assert first.status_code == replay.status_code == 201
+    assert first.status_code == replay.status_code == 201 and "idempotent-replayed" not in first.headers
     assert replay.json() == first.json() and replay.headers.get("idempotent-replayed") == "true"
     other = submit(client, bench, h, "m1", correct=7)
-    assert other.status_code == 422 and other.json()["errors"][0]["loc"] == ["header", "Idempotency-Key"]
+    assert other.status_code == 422 and other.json()["errors"] == [
+        {"loc": ["header", "Idempotency-Key"], "msg": "reused with a different body", "type": "idempotency"}
+    ]
     assert len(client.get(f"/v1/benchmarks/{bench['id']}/submissions", headers=alice).json()["items"]) == 1
+    plain = submit(client, bench, alice, "m2", correct=6)
+    assert plain.status_code == 201 and "idempotent-replayed" not in plain.headers
 
 
 def test_daily_quota_counts_only_successes(client: TestClient, owner: dict, alice: dict) -> None:
@@ -402,6 +416,80 @@ def test_idempotency_key_in_flight_is_409(client: TestClient, bench: dict, alice
     assert client.post(url, json=body, headers={**alice, "Idempotency-Key": "busy"}).status_code == 201
 
 
+def _age_idempotency_records(settings, seconds: float) -> None:
+    engines = make_engines(settings.database_url)
+    with engines.write.begin() as conn:
+        conn.execute(update(IdempotencyRecord).values(created_at=datetime.now(UTC) - timedelta(seconds=seconds)))
+    engines.dispose()
+
+
+def test_an_abandoned_in_flight_key_is_taken_over_only_by_the_same_body(
+    client: TestClient, bench: dict, alice: dict, settings
+) -> None:
+    """A claim older than the stale window (its request died) lets a retry with the same body through; a different
+    body is still refused; a completed answer keeps replaying however old it is."""
+    body = {"model": "m", "predictions": predictions(5), "metadata": {"run": 1}}
+    key_id = client.get("/v1/api-keys", headers=ADMIN).json()["items"][-1]["id"]
+    digest = hashlib.sha256(dumps(SubmissionIn.model_validate(body).model_dump(mode="json")).encode()).hexdigest()
+    engines = make_engines(settings.database_url)
+    with engines.write.begin() as conn:
+        assert idempotency.claim(conn, f"{key_id}:{bench['id']}:submissions", "k", digest, datetime.now(UTC)) is None
+    engines.dispose()
+    url = f"/v1/benchmarks/{bench['id']}/submissions"
+    headers = {**alice, "Idempotency-Key": "k"}
+    assert client.post(url, json=body, headers=headers).status_code == 409  # fresh claim: still in flight
+    _age_idempotency_records(settings, STALE_S - 5)
+    assert client.post(url, json=body, headers=headers).status_code == 409
+    _age_idempotency_records(settings, STALE_S + 5)
+    different = {**body, "model": "other"}
+    r = client.post(url, json=different, headers=headers)
+    assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["header", "Idempotency-Key"]
+    first = client.post(url, json=body, headers=headers)
+    assert first.status_code == 201 and "idempotent-replayed" not in first.headers
+    _age_idempotency_records(settings, 10 * STALE_S)
+    replay = client.post(url, json=body, headers=headers)
+    assert replay.json() == first.json() and replay.headers.get("idempotent-replayed") == "true"
+    assert [s["id"] for s in client.get(url, headers=alice).json()["items"]] == [first.json()["id"]]
+
+
+def test_a_retry_that_loses_the_take_over_race_is_409(
+    client: TestClient, bench: dict, alice: dict, settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two retries of one abandoned request: the conditional take-over lets exactly one through; here the other
+    retry won it first (take_over matched no row), so this one is told the request is in flight."""
+    url = f"/v1/benchmarks/{bench['id']}/submissions"
+    body = {"model": "m", "predictions": predictions(5)}
+    monkeypatch.setattr(idempotency, "claim", lambda *a: idempotency.IdemRow(ANY_DIGEST, None, None, LONG_AGO))
+    monkeypatch.setattr(idempotency, "take_over", lambda *a: False)
+    monkeypatch.setattr("usecases.submissions.NewSubmission.fingerprint", lambda self: ANY_DIGEST)
+    r = client.post(url, json=body, headers={**alice, "Idempotency-Key": "raced"})
+    assert r.status_code == 409, r.text
+    assert client.get(url, headers=alice).json()["items"] == []
+
+
+def test_a_failed_idempotent_submission_releases_its_key(client: TestClient, bench: dict, alice: dict) -> None:
+    """A submission that fails validation leaves no claim behind: the same retry fails the same way (not 409)."""
+    bad = {"model": "m", "predictions": {"items": [{"item_id": "nope", "choice_idx": 0}]}}
+    url = f"/v1/benchmarks/{bench['id']}/submissions"
+    for _ in range(2):
+        r = client.post(url, json=bad, headers={**alice, "Idempotency-Key": "retry"})
+        assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "predictions", "items", 0, "item_id"]
+    good = {"model": "m", "predictions": predictions(5)}
+    assert client.post(url, json=good, headers={**alice, "Idempotency-Key": "retry"}).status_code == 201
+
+
+def test_metadata_is_capped_at_16_kib_of_canonical_json(client: TestClient, bench: dict, alice: dict) -> None:
+    url = f"/v1/benchmarks/{bench['id']}/submissions"
+    fits = {"x": "a" * (16 * 1024 - len('{"x":""}'))}  # exactly 16 KiB compact JSON
+    ok = client.post(url, json={"model": "m", "predictions": predictions(5), "metadata": fits}, headers=alice)
+    assert ok.status_code == 201 and ok.json()["metadata"] == fits
+    over = {"x": fits["x"] + "a"}
+    r = client.post(url, json={"model": "m", "predictions": predictions(5), "metadata": over}, headers=alice)
+    assert r.status_code == 422 and r.json()["errors"] == [
+        {"loc": ["body", "metadata"], "msg": "at most 16 KiB of JSON", "type": "too_long"}
+    ]
+
+
 def test_leaderboard_cursor_is_keyset(client: TestClient, bench: dict, alice: dict) -> None:
     """A submission that ranks above the current page does not shift the next page (an offset cursor would
     repeat alpha here)."""
@@ -440,3 +528,31 @@ def test_withdrawal_answers_with_the_submission_and_its_scores(client: TestClien
     gone = client.delete(f"/v1/submissions/{sub['id']}", headers=alice).json()
     assert gone["withdrawn_at"] is not None and gone["answer_key_version"] == 1
     assert gone["scores"] == sub["scores"] and gone["scores"]["accuracy"]["value"] == pytest.approx(0.7, abs=1e-12)
+
+
+def test_a_private_only_benchmark_shows_submitters_no_public_scores(
+    client: TestClient, owner: dict, alice: dict
+) -> None:
+    """A held-out benchmark (every item private): the submitter's view has no public scores, breakdown, coverage or
+    reconstructed fields; an admin sees the private split."""
+    body = {"name": "held-out", "scorer": "film_mcq", "answer_key": {"items": key_items(n_public=0)}}
+    r = client.post("/v1/benchmarks", json=body, headers=owner)
+    assert r.status_code == 201, r.text
+    preds = predictions(0, 3, n_public=0)
+    r = client.post(
+        f"/v1/benchmarks/{r.json()['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
+    )
+    assert r.status_code == 201, r.text
+    sub = r.json()
+    public = {k: sub[k] for k in ("answer_key_version", "scores", "breakdown", "coverage", "reconstructed", "private")}
+    assert public == {
+        "answer_key_version": 1,
+        "scores": {},
+        "breakdown": {},
+        "coverage": None,
+        "reconstructed": [],
+        "private": None,
+    }
+    private = client.get(f"/v1/submissions/{sub['id']}", headers=ADMIN).json()["private"]
+    assert private["scores"]["accuracy"]["value"] == pytest.approx(0.75) and private["coverage"] == 1.0
+    assert private["reconstructed"] == [*film_mcq.METRICS, "breakdown"]

@@ -5,7 +5,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from tests.api.conftest import make_key
+from tests.api.conftest import ADMIN, make_key
 from tests.api.test_benchmarks import key_items, predictions
 from usecases.settings import Settings
 
@@ -18,9 +18,12 @@ def test_leaderboard_keeps_previous_rows_pending_until_the_rescore_finishes(sett
         body = {"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}}
         bench_id = c.post("/v1/benchmarks", json=body, headers=owner).json()["id"]
         url = f"/v1/benchmarks/{bench_id}/submissions"
+        ids = []
         for model, correct in (("a", 8), ("b", 6)):
             body = {"model": model, "predictions": predictions(correct), "metadata": {}}
-            assert c.post(url, json=body, headers=alice).status_code == 201
+            r = c.post(url, json=body, headers=alice)
+            assert r.status_code == 201
+            ids.append(r.json()["id"])
 
         def board() -> list[tuple[str, float, int, bool]]:
             r = c.get(f"/v1/benchmarks/{bench_id}/leaderboard")
@@ -40,6 +43,11 @@ def test_leaderboard_keeps_previous_rows_pending_until_the_rescore_finishes(sett
         detail = c.get(f"/v1/benchmarks/{bench_id}").json()
         assert (detail["answer_key_version"], detail["answer_key_sha256"]) == (2, put.json()["answer_key_sha256"])
         assert board() == [("a", 0.8, 1, True), ("b", 0.6, 1, True)]
+        unscored = {"answer_key_version": None, "scores": {}, "breakdown": {}, "coverage": None, "reconstructed": []}
+        for headers in (alice, ADMIN):  # a submission is not scored against version 2 until the job reaches it
+            view = c.get(f"/v1/submissions/{ids[0]}", headers=headers).json()
+            assert {k: view[k] for k in unscored} == unscored and view["private"] is None
+            assert (view["model"], view["withdrawn_at"]) == ("a", None)
 
         late = {"model": "c", "predictions": predictions(10), "metadata": {}}  # scored against version 2 at once
         assert c.post(url, json=late, headers=alice).status_code == 201
