@@ -25,8 +25,6 @@ from usecases.submissions import IDEMPOTENCY_STALE
 
 Z = 1.959963984540054
 STALE_S = IDEMPOTENCY_STALE.total_seconds()
-ANY_DIGEST = "0" * 64
-LONG_AGO = datetime(2026, 1, 1, tzinfo=UTC)
 
 
 def wilson(k: int, n: int) -> tuple[float, float]:
@@ -455,13 +453,21 @@ def test_an_abandoned_in_flight_key_is_taken_over_only_by_the_same_body(
 def test_a_retry_that_loses_the_take_over_race_is_409(
     client: TestClient, bench: dict, alice: dict, settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Two retries of one abandoned request: the conditional take-over lets exactly one through; here the other
-    retry won it first (take_over matched no row), so this one is told the request is in flight."""
+    """Two retries of one abandoned request both read the stale claim; the other one took it over first (the
+    stored claim is fresh again), so the conditional take-over of this one matches nothing and it is told the
+    request is in flight instead of running it a second time."""
     url = f"/v1/benchmarks/{bench['id']}/submissions"
     body = {"model": "m", "predictions": predictions(5)}
-    monkeypatch.setattr(idempotency, "claim", lambda *a: idempotency.IdemRow(ANY_DIGEST, None, None, LONG_AGO))
-    monkeypatch.setattr(idempotency, "take_over", lambda *a: False)
-    monkeypatch.setattr("usecases.submissions.NewSubmission.fingerprint", lambda self: ANY_DIGEST)
+    key_id = client.get("/v1/api-keys", headers=ADMIN).json()["items"][-1]["id"]
+    digest = hashlib.sha256(dumps(SubmissionIn.model_validate(body).model_dump(mode="json")).encode()).hexdigest()
+    engines = make_engines(settings.database_url)
+    with engines.write.begin() as conn:  # the winner's claim, taken over just now
+        assert (
+            idempotency.claim(conn, f"{key_id}:{bench['id']}:submissions", "raced", digest, datetime.now(UTC)) is None
+        )
+    engines.dispose()
+    stale_view = idempotency.IdemRow(digest, None, None, datetime.now(UTC) - 2 * IDEMPOTENCY_STALE)
+    monkeypatch.setattr(idempotency, "claim", lambda *a: stale_view)  # what this retry read before the take-over
     r = client.post(url, json=body, headers={**alice, "Idempotency-Key": "raced"})
     assert r.status_code == 409, r.text
     assert client.get(url, headers=alice).json()["items"] == []

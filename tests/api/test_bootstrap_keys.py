@@ -3,8 +3,10 @@ and revokes the old key, a revoked configured key works again), and without one 
 keeps only its hash and prints it once to the terminal; the log never carries a key."""
 
 import json
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 import pytest
 from fastapi.testclient import TestClient
@@ -12,7 +14,10 @@ from sqlalchemy import select
 
 from api.app import create_app
 from db.models import ApiKey
+from db.repositories import api_keys
+from db.repositories.api_keys import ApiKeyRow
 from usecases.api_keys import ensure_bootstrap_admin
+from usecases.services import Services
 from usecases.settings import Settings
 
 OLD = "ek_admin_old_configured_value"
@@ -128,3 +133,67 @@ def test_a_key_is_generated_when_only_non_admin_keys_are_active(
         names = {k["name"] for k in c.get("/v1/api-keys", headers={"Authorization": f"Bearer {token}"}).json()["items"]}
         assert "bootstrap admin (generated)" in names
         assert ensure_bootstrap_admin(c.app.state.services) == "none"  # type: ignore[attr-defined]
+
+
+def test_each_start_reports_what_it_did_and_logs_which_key(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The start-up step directly, through every outcome: created, replaced, kept, reinstated (which also revokes
+    the key that replaced it), generated (announced once with its id), none. The log names key ids, never keys."""
+    notices: list[str] = []
+
+    def start(admin_key: str | None) -> tuple[str, list[str]]:
+        services = Services(settings.model_copy(update={"admin_key": admin_key}))
+        caplog.clear()
+        with caplog.at_level("INFO", logger="estibench"):
+            action = ensure_bootstrap_admin(services, announce=notices.append)
+        services.dispose()
+        return action, [r.getMessage() for r in caplog.records if r.name.startswith("estibench")]
+
+    def keys() -> dict[str, ApiKeyRow]:
+        services = Services(settings)
+        with services.engines.read.connect() as conn:
+            rows = {r.id: r for r in api_keys.list_all(conn)}
+        services.dispose()
+        return rows
+
+    action, logged = start(OLD)
+    [old] = keys().values()
+    assert action == "created" and logged == [f"stored ESTIBENCH_ADMIN_KEY as the bootstrap admin key {old.id}"]
+    assert (old.name, old.scopes, old.created_by) == ("bootstrap admin", ["admin"], None)
+    assert re.fullmatch(r"bootstrap-[0-9a-f]{6}", old.prefix)
+    action, logged = start(NEW)
+    [new] = [k for k in keys().values() if k.id != old.id]
+    assert action == "replaced" and logged == [
+        f"ESTIBENCH_ADMIN_KEY changed: bootstrap admin key {new.id} is active, the previous one ({old.id}) is revoked"
+    ]
+    assert start(NEW) == ("kept", [])
+    action, logged = start(OLD)  # OLD was revoked: reinstated, and NEW (server-made) is revoked in its place
+    assert action == "reinstated" and keys()[new.id].revoked_at is not None and keys()[old.id].revoked_at is None
+    assert logged == [
+        f"ESTIBENCH_ADMIN_KEY changed: bootstrap admin key {old.id} is active, the previous one ({new.id}) is revoked"
+    ]
+    services = Services(settings)
+    with services.engines.write.begin() as conn:
+        assert api_keys.revoke(conn, old.id, datetime.now(UTC))
+    services.dispose()
+    action, logged = start(OLD)
+    assert action == "reinstated" and logged == [
+        f"the bootstrap admin key {old.id} had been revoked; ESTIBENCH_ADMIN_KEY holds it, so it works again"
+    ]
+    services = Services(settings)
+    with services.engines.write.begin() as conn:
+        assert api_keys.revoke(conn, old.id, datetime.now(UTC))
+    services.dispose()
+    action, logged = start(None)
+    [generated] = [k for k in keys().values() if k.id not in (old.id, new.id)]
+    assert action == "generated" and (generated.name, generated.scopes) == ("bootstrap admin (generated)", ["admin"])
+    assert logged == [f"generated the bootstrap admin key {generated.id}; it is printed once on the terminal"]
+    [notice] = notices
+    assert f"(id {generated.id}) with DELETE /v1/api-keys/{generated.id}" in notice
+    assert start(None) == ("none", []) and len(notices) == 1
+    services = Services(settings)
+    with services.engines.write.begin() as conn:
+        assert api_keys.revoke(conn, generated.id, datetime.now(UTC))
+    services.dispose()
+    assert start(None)[0] == "generated" and len(keys()) == 4 and len(notices) == 2  # each generated key is new

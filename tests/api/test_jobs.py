@@ -637,13 +637,17 @@ def test_the_reaper_thread_runs_a_pass_every_interval_until_stopped(queued: Test
     job_id = queued.post("/v1/jobs", json=job_body()).json()["id"]
     with ctx.services.engines.write.begin() as conn:  # a worker claimed it a minute ago and died
         assert repo.claim(conn, job_id, worker="dead", now=utcnow() - timedelta(seconds=60)) == 1
+    before = set(threading.enumerate())
     stop = ctx.start_reaper()
+    [thread] = set(threading.enumerate()) - before
     try:
+        assert (thread.name, thread.daemon) == ("estibench-reaper", True)  # never holds the process open
         deadline = time.monotonic() + 5
         while ctx.get(job_id).status == "running" and time.monotonic() < deadline:  # type: ignore[union-attr]
             time.sleep(0.02)
     finally:
         stop()
+    assert not thread.is_alive()  # stopping waits for the thread
     assert ctx.get(job_id).status == "queued"  # type: ignore[union-attr]
     with ctx.services.engines.write.begin() as conn:  # dies again, after the reaper was stopped
         assert repo.claim(conn, job_id, worker="dead", now=utcnow() - timedelta(seconds=60)) == 2
@@ -672,3 +676,15 @@ def test_make_huey_builds_the_configured_queue(settings: Settings, tmp_path: Pat
         assert lite.storage.filename == str(path) and path.parent.is_dir()
     default = make(queue="auto", data_dir=tmp_path / "data")
     assert isinstance(default, SqliteHuey) and default.storage.filename == str(tmp_path / "data" / "queue.db")
+
+
+def test_the_stored_client_address_is_cut_to_its_column_and_none_when_unknown(queued: TestClient) -> None:
+    ctx = ctx_of(queued)
+
+    def submit(client: str | None) -> repo.JobRow:
+        params = json.dumps({"values": [1.0]})
+        return ctx.submit(kind="estimator", name=NAME, version="1", params_json=params, api_key_id=None, client=client)
+
+    assert submit(None).client is None
+    assert submit("").client is None
+    assert submit("2001:db8::" + "f" * 90).client == ("2001:db8::" + "f" * 90)[:64]
