@@ -4,6 +4,8 @@ PY := $(VENV)/bin/python
 export ESTIBENCH_DATABASE_URL ?= sqlite:///./estibench.db
 PG_TEST_URL ?= postgresql+psycopg://postgres@127.0.0.1:5432/test
 PYTEST_ARGS ?=
+# pytest-xdist processes for make test / test-postgres (each has its own template database); 0 runs in-process.
+TEST_WORKERS ?= 2
 
 .PHONY: install install-dev serve worker migrate test test-quick test-postgres mutation lint format openapi bench backup reproduce clean
 
@@ -30,14 +32,14 @@ backup: install
 	$(PY) -m scripts.backup snapshot "$(ESTIBENCH_DATABASE_URL)" "$(BACKUP)"
 
 test: install-dev
-	$(PY) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) $(PYTEST_ARGS)
 
 # The inner loop: everything not marked slow (reliability processes, fuzzing, long property tests), under a minute.
 test-quick: install-dev
 	$(PY) -m pytest -m "not slow" -q $(PYTEST_ARGS)
 
 test-postgres: install-dev
-	ESTIBENCH_TEST_DATABASE_URL=$(PG_TEST_URL) $(PY) -m pytest tests/db tests/api $(PYTEST_ARGS)
+	ESTIBENCH_TEST_DATABASE_URL=$(PG_TEST_URL) $(PY) -m pytest -n $(TEST_WORKERS) tests/db tests/api $(PYTEST_ARGS)
 
 # Mutation testing with mutmut (slow: not part of `make test` or CI; docs/testing.md). Runs on a copy of the
 # working tree in MUTATION_DIR, scoped by [tool.mutmut] in pyproject.toml; MUTANTS picks mutants by name glob,

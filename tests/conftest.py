@@ -4,10 +4,12 @@
 Tests needing PostgreSQL or Redis skip when those are unreachable, unless ``ESTIBENCH_REQUIRE_SERVICES=1``.
 """
 
+import fcntl
 import os
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -136,3 +138,31 @@ def client(settings: Settings) -> Iterator[TestClient]:
     app = create_app(settings)
     with TestClient(app, raise_server_exceptions=False) as c:
         yield c
+
+
+@pytest.fixture(scope="session")
+def suite_lock_file(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., AbstractContextManager[None]]:
+    """A lock shared by the pytest-xdist processes of one run: every test holds it shared, the reliability tests
+    (real servers under latency and memory bounds) exclusively, so those run with no other test beside them."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER") is not None
+    path = tmp_path_factory.getbasetemp().parent / "suite.lock"
+
+    @contextmanager
+    def held(exclusive: bool) -> Iterator[None]:
+        if not workers:
+            yield
+            return
+        with path.open("a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    return held
+
+
+@pytest.fixture(autouse=True)
+def suite_lock(suite_lock_file: Callable[..., AbstractContextManager[None]]) -> Iterator[None]:
+    with suite_lock_file(exclusive=False):
+        yield

@@ -29,7 +29,8 @@ def test_rate_limit_per_caller_with_retry_after(settings: Settings) -> None:
 
 def test_rate_limit_is_shared_through_redis(settings: Settings, redis_url: str) -> None:
     token = {"X-API-Key": f"ek_shared_{uuid.uuid4().hex}"}  # unknown key: 401, but it is counted first
-    with limited(settings, redis_url=redis_url) as a, limited(settings, redis_url=redis_url) as b:
+    slow = {"redis_url": redis_url, "rate_limit_per_minute": 1}  # no token refills during the test, however slow
+    with limited(settings, **slow) as a, limited(settings, **slow) as b:
         codes = [client.get("/v1/estimators", headers=token).status_code for client in (a, b, a, b)]
     assert codes == [401, 401, 401, 429]
 
