@@ -150,6 +150,12 @@ def test_each_start_reports_what_it_did_and_logs_which_key(
         services.dispose()
         return action, [r.getMessage() for r in caplog.records if r.name.startswith("estibench")]
 
+    def revoke(key_id: str) -> None:
+        services = Services(settings)
+        with services.engines.write.begin() as conn:
+            assert api_keys.revoke(conn, key_id, datetime.now(UTC))
+        services.dispose()
+
     def keys() -> dict[str, ApiKeyRow]:
         services = Services(settings)
         with services.engines.read.connect() as conn:
@@ -173,18 +179,12 @@ def test_each_start_reports_what_it_did_and_logs_which_key(
     assert logged == [
         f"ESTIBENCH_ADMIN_KEY changed: bootstrap admin key {old.id} is active, the previous one ({new.id}) is revoked"
     ]
-    services = Services(settings)
-    with services.engines.write.begin() as conn:
-        assert api_keys.revoke(conn, old.id, datetime.now(UTC))
-    services.dispose()
+    revoke(old.id)
     action, logged = start(OLD)
     assert action == "reinstated" and logged == [
         f"the bootstrap admin key {old.id} had been revoked; ESTIBENCH_ADMIN_KEY holds it, so it works again"
     ]
-    services = Services(settings)
-    with services.engines.write.begin() as conn:
-        assert api_keys.revoke(conn, old.id, datetime.now(UTC))
-    services.dispose()
+    revoke(old.id)
     action, logged = start(None)
     [generated] = [k for k in keys().values() if k.id not in (old.id, new.id)]
     assert action == "generated" and (generated.name, generated.scopes) == ("bootstrap admin (generated)", ["admin"])
@@ -192,8 +192,5 @@ def test_each_start_reports_what_it_did_and_logs_which_key(
     [notice] = notices
     assert f"(id {generated.id}) with DELETE /v1/api-keys/{generated.id}" in notice
     assert start(None) == ("none", []) and len(notices) == 1
-    services = Services(settings)
-    with services.engines.write.begin() as conn:
-        assert api_keys.revoke(conn, generated.id, datetime.now(UTC))
-    services.dispose()
+    revoke(generated.id)
     assert start(None)[0] == "generated" and len(keys()) == 4 and len(notices) == 2  # each generated key is new

@@ -10,7 +10,7 @@ from usecases.settings import Settings
 
 
 def limited(settings: Settings) -> TestClient:
-    update = {"rate_limit_per_minute": 60, "rate_limit_burst": 3}
+    update = {"rate_limit_per_minute": 1, "rate_limit_burst": 3}  # no token refills during a test, however slow
     return TestClient(create_app(settings.model_copy(update=update)), raise_server_exceptions=False)
 
 
