@@ -7,8 +7,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from db.repositories.runs import RunRow
-from usecases.clock import utc_iso
+from usecases.runs import RunRow, envelope_head
 
 
 class RunEnvelope(BaseModel):
@@ -38,17 +37,7 @@ def typed_envelope(model_name: str, result_model: type[BaseModel]) -> type[RunEn
 
 def envelope_json(row: RunRow, *, cached: bool) -> bytes:
     """Serialise a stored run; the result text is embedded unchanged, so a cached answer is the stored one."""
-    head = {
-        "id": row.id,
-        "kind": row.kind,
-        "name": row.name,
-        "version": row.version,
-        "params_sha256": row.params_sha256,
-        "cached": cached,
-        "duration_ms": row.duration_ms,
-        "created_at": utc_iso(row.created_at),
-        "artifacts": list(row.artifacts),
-    }
+    head = envelope_head(row, cached=cached)
     return (json.dumps(head, separators=(",", ":"))[:-1] + ',"result":' + row.result + "}").encode()
 
 

@@ -1,13 +1,14 @@
-"""The one entry path of ``POST /v1/estimators/{name}``, and the fast path that answers repeated calls before
-FastAPI's routing (docs/performance.md).
+"""The HTTP entry of every run call (``POST /v1/estimators/{name}`` and ``POST /v1/scorers/{name}/score``), and the
+fast path that answers repeated calls before FastAPI's routing (docs/performance.md).
 
-``open_estimator_call`` validates and canonicalises the body, checks the credentials and looks the run up in this
-process's memory (``usecases.estimator_runs.open_call``; the database only to check a presented key, in a thread).
-The middleware calls it for every estimator POST: a remembered run is answered at once; otherwise the opened call,
-or the error opening it raised, is handed to the route in the request state, so the route neither validates nor
-authenticates again and a cached answer and an uncached one obey the same rules (an invalid credential is a 401
-either way). The middleware sits inside the body-size limit, the rate limiter, the metrics and the request
-context, so those apply to both paths.
+``RunCallMiddleware`` opens every such call with ``usecases.run_requests.open_request`` (credentials, a body seen
+before answered from memory without parsing, else validation, canonical params and the in-memory lookup; the
+database only to check a presented key, in a thread): a remembered run is answered at once; otherwise the opened
+request, or the error opening it raised, is handed to the route in the request state, so the route neither
+validates nor authenticates again and a cached answer and an uncached one obey the same rules (an invalid
+credential is a 401 either way). The body is the one the text guard read (``api.text_guard.BODY``). The middleware
+sits inside the body-size limit, the rate limiter, the metrics and the request context, so those apply to both
+paths.
 """
 
 from types import SimpleNamespace
@@ -15,83 +16,79 @@ from types import SimpleNamespace
 import anyio
 from sqlalchemy.exc import SQLAlchemyError
 from starlette.requests import Request
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
+from api import limiters
 from api.auth import presented_token
 from api.envelope import remembered_envelope_json
+from api.text_guard import BODY
 from service.errors import DomainError
-from service.registry import ESTIMATORS, EstimatorSpec
-from usecases import estimator_runs
+from service.registry import ESTIMATORS, SCORERS
 from usecases.errors import UseCaseError
-from usecases.estimator_runs import EstimatorCall
+from usecases.run_requests import Remembered, RunRequest, Spec, open_request
 from usecases.services import Services
 
-PREFIX = "/v1/estimators/"
+ESTIMATOR_PREFIX = "/v1/estimators/"
+SCORER_PREFIX = "/v1/scorers/"
+SCORE_SUFFIX = "/score"
 INLINE_BODY_BYTES = 16 * 1024
-"""An anonymous call with a smaller body is validated on the event loop; a larger one in a worker thread."""
-OPENED = "estimator_call"
-"""Request-state key of the call (or the error) the middleware opened for the route."""
+"""An anonymous call with a smaller body is opened on the event loop; a larger one in a worker thread."""
+OPENED = "run_request"
+"""Request-state key of the request (or the error) the middleware opened for the route."""
 
 
-async def open_estimator_call(
-    services: Services, spec: EstimatorSpec, body: bytes, authorization: str | None, x_api_key: str | None
-) -> EstimatorCall:
-    """Validate, canonicalise, authenticate and look up in memory: shared by the fast path and the route."""
-    token = presented_token(authorization, x_api_key)
-    if token is None and len(body) < INLINE_BODY_BYTES:
-        return estimator_runs.open_call(services, spec, body, None)
-    return await anyio.to_thread.run_sync(estimator_runs.open_call, services, spec, body, token)
+def route_path(spec: Spec) -> str:
+    """The path of ``spec``'s run route."""
+    if spec.kind == "estimator":
+        return ESTIMATOR_PREFIX + spec.name
+    return SCORER_PREFIX + spec.name + SCORE_SUFFIX
 
 
-async def opened_call(request: Request, spec: EstimatorSpec, services: Services) -> EstimatorCall:
-    """The route's call: the one the middleware opened (re-raising its error), else opened now."""
-    opened = request.scope.get("state", {}).pop(OPENED, None)
+def opened_request(request: Request) -> RunRequest:
+    """The route's request, as the middleware opened it (re-raising the error opening it raised)."""
+    opened: RunRequest | Exception = request.scope["state"].pop(OPENED)
     if isinstance(opened, Exception):
         raise opened
-    if opened is not None:
-        return opened
-    headers = request.headers
-    return await open_estimator_call(
-        services, spec, await request.body(), headers.get("authorization"), headers.get("x-api-key")
-    )
+    return opened
 
 
-class EstimatorCallMiddleware:
+class RunCallMiddleware:
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        spec = self._estimator(scope)
+        spec = _run_spec(scope)
         if spec is None:
             await self.app(scope, receive, send)
             return
-        messages: list[Message] = []
-        body = bytearray()
-        while True:
-            message = await receive()
-            messages.append(message)
-            if message["type"] != "http.request":
-                break
-            body += message.get("body", b"")
-            if not message.get("more_body", False):
-                break
+        state = scope.setdefault("state", {})
+        body: bytes = state.pop(BODY) if BODY in state else await _read(receive)
         authorization = x_api_key = None
         for k, v in scope.get("headers", ()):
             if k == b"authorization":
                 authorization = v.decode("latin-1")
             elif k == b"x-api-key":
                 x_api_key = v.decode("latin-1")
-        opened: EstimatorCall | Exception
+        services: Services = scope["app"].state.services
+        opened: RunRequest | Remembered | Exception
         try:
-            opened = await open_estimator_call(scope["app"].state.services, spec, bytes(body), authorization, x_api_key)
+            token = presented_token(authorization, x_api_key)
+            if token is None and len(body) < INLINE_BODY_BYTES:
+                opened = open_request(services, spec, body, None)
+            elif len(body) < INLINE_BODY_BYTES:
+                opened = await anyio.to_thread.run_sync(open_request, services, spec, body, token)
+            else:
+                limiter = limiters.heavy_bodies()
+                opened = await anyio.to_thread.run_sync(open_request, services, spec, body, token, limiter=limiter)
         except (UseCaseError, DomainError, SQLAlchemyError) as exc:  # the route raises it (a database error: 503)
             opened = exc
-        if isinstance(opened, Exception) or opened.remembered is None:
-            scope.setdefault("state", {})[OPENED] = opened
-            await self.app(scope, _replay(messages, receive), send)
+        remembered = opened.run if isinstance(opened, Remembered) else getattr(opened, "remembered", None)
+        if remembered is None:
+            state[OPENED] = opened
+            await self.app(scope, receive, send)
             return
-        scope["route"] = SimpleNamespace(path=PREFIX + spec.name)
-        payload = remembered_envelope_json(opened.remembered)
+        scope["route"] = SimpleNamespace(path=route_path(spec))
+        payload = remembered_envelope_json(remembered)
         await send(
             {
                 "type": "http.response.start",
@@ -101,23 +98,24 @@ class EstimatorCallMiddleware:
         )
         await send({"type": "http.response.body", "body": payload})
 
-    @staticmethod
-    def _estimator(scope: Scope) -> EstimatorSpec | None:
-        if scope["type"] != "http" or scope.get("method") != "POST":
-            return None
-        path: str = scope.get("path", "")
-        if not path.startswith(PREFIX) or scope.get("app") is None:
-            return None
-        return ESTIMATORS.get(path[len(PREFIX) :])
+
+async def _read(receive: Receive) -> bytes:
+    """The body of a request the text guard did not read (one sent without a JSON content type)."""
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            return b"".join(chunks)
 
 
-def _replay(messages: list[Message], receive: Receive) -> Receive:
-    """A ``receive`` that hands out the already-read messages first, then defers to the real one."""
-    pending = list(messages)
-
-    async def replayed() -> Message:
-        if pending:
-            return pending.pop(0)
-        return await receive()
-
-    return replayed
+def _run_spec(scope: Scope) -> Spec | None:
+    """The estimator or scorer whose run route ``scope`` calls, else None."""
+    if scope["type"] != "http" or scope.get("method") != "POST" or scope.get("app") is None:
+        return None
+    path: str = scope.get("path", "")
+    if path.startswith(ESTIMATOR_PREFIX):
+        return ESTIMATORS.get(path[len(ESTIMATOR_PREFIX) :])
+    if path.startswith(SCORER_PREFIX) and path.endswith(SCORE_SUFFIX):
+        return SCORERS.get(path[len(SCORER_PREFIX) : -len(SCORE_SUFFIX)])
+    return None

@@ -1,23 +1,26 @@
 """RFC 9457 problem details for every error status: the one place where use-case errors, domain errors and
-request validation become ``application/problem+json`` bodies, and where their OpenAPI entries come from."""
+request validation become ``application/problem+json`` bodies, and where their OpenAPI entries come from. The body
+itself (``Problem``) is ``usecases.problems``'s, which a failed job stores too; routes, handlers and middleware
+answer through ``problem_response`` (Starlette) or ``send_problem`` (raw ASGI)."""
 
 import logging
-from collections.abc import Sequence
-from http import HTTPStatus
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
-from pydantic import BaseModel, Field
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Match
+from starlette.types import Send
 
 from service.errors import DomainError
 from usecases.errors import InvalidFields, QuotaExceeded, Unauthorized, Unavailable, UseCaseError
+from usecases.problems import Problem as Problem
+from usecases.problems import problem
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 log = logging.getLogger("estibench.api")
@@ -25,23 +28,6 @@ DATABASE_UNAVAILABLE = (OperationalError, InterfaceError, DisconnectionError, Po
 """Database errors that mean "not reachable now" (connection refused or lost, pool exhausted, locked, not
 migrated): 503 with ``Retry-After`` on every route."""
 DATABASE_RETRY_AFTER_S = 5
-
-
-class ErrorItem(BaseModel):
-    loc: list[str | int]
-    msg: str
-    type: str
-
-
-class Problem(BaseModel):
-    """``application/problem+json`` body; 422s add ``errors``, 500s carry the request id as ``instance``."""
-
-    type: str = "about:blank"
-    title: str
-    status: int
-    detail: str | None = None
-    instance: str | None = None
-    errors: list[ErrorItem] | None = Field(default=None, description="Per-field errors (422 only).")
 
 
 class ApiError(Exception):
@@ -93,16 +79,38 @@ def problem_response(
     errors: list[dict[str, Any]] | None = None,
     headers: dict[str, str] | None = None,
 ) -> JSONResponse:
-    body = Problem(
-        title=HTTPStatus(status).phrase,
-        status=status,
-        detail=detail,
-        instance=getattr(request.state, "request_id", None),
-        errors=[ErrorItem(**e) for e in errors] if errors is not None else None,
-    )
+    """The problem answer of a route or an exception handler (the request id as ``instance``)."""
+    body = problem(status, detail, errors=errors, instance=getattr(request.state, "request_id", None))
     return JSONResponse(
         body.model_dump(exclude_none=True), status_code=status, headers=headers, media_type=PROBLEM_MEDIA_TYPE
     )
+
+
+def problem_bytes(
+    status: int, detail: str, *, instance: str | None, errors: Sequence[dict[str, Any]] | None = None
+) -> bytes:
+    """The problem body as the bytes an ASGI middleware sends."""
+    return problem(status, detail, errors=errors, instance=instance).model_dump_json(exclude_none=True).encode()
+
+
+def problem_headers(body: bytes, extra: Iterable[tuple[bytes, bytes]] = ()) -> list[tuple[bytes, bytes]]:
+    """The raw headers of a problem answer of ``body``: its media type, its length, then ``extra``."""
+    return [(b"content-type", PROBLEM_MEDIA_TYPE.encode()), (b"content-length", str(len(body)).encode()), *extra]
+
+
+async def send_problem(
+    send: Send,
+    status: int,
+    detail: str,
+    *,
+    instance: str | None,
+    errors: Sequence[dict[str, Any]] | None = None,
+    headers: Iterable[tuple[bytes, bytes]] = (),
+) -> None:
+    """Answer with a problem from an ASGI middleware (before any route runs)."""
+    body = problem_bytes(status, detail, instance=instance, errors=errors)
+    await send({"type": "http.response.start", "status": status, "headers": problem_headers(body, headers)})
+    await send({"type": "http.response.body", "body": body})
 
 
 def _error_items(errors: Sequence[Any]) -> list[dict[str, Any]]:

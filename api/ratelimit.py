@@ -8,7 +8,6 @@ limiter lets requests through and logs, rather than taking the API down.
 """
 
 import hashlib
-import json
 import logging
 import math
 import threading
@@ -18,6 +17,7 @@ from typing import Any
 import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from api.problems import send_problem
 from usecases.api_keys import authenticate
 
 log = logging.getLogger("estibench.ratelimit")
@@ -149,24 +149,10 @@ class RateLimitMiddleware:
             await self.app(scope, receive, send)
             return
         retry = max(1, math.ceil(wait))
-        body = json.dumps(
-            {
-                "type": "about:blank",
-                "title": "Too Many Requests",
-                "status": 429,
-                "detail": f"rate limit exceeded; retry in {retry} s",
-                "instance": scope.get("state", {}).get("request_id"),
-            }
-        ).encode()
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 429,
-                "headers": [
-                    (b"content-type", b"application/problem+json"),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"retry-after", str(retry).encode()),
-                ],
-            }
+        await send_problem(
+            send,
+            429,
+            f"rate limit exceeded; retry in {retry} s",
+            instance=scope.get("state", {}).get("request_id"),
+            headers=[(b"retry-after", str(retry).encode())],
         )
-        await send({"type": "http.response.body", "body": body})

@@ -26,7 +26,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from service.estimators import ubench as U
-from service.estimators.ubench_masks import hd95
+from service.estimators.ubench_masks import surface_metrics
 from service.registry import no_progress
 
 Row = tuple[str, str, str, str, str, str]
@@ -75,10 +75,10 @@ def bench_hd95(preds: list[np.ndarray], gts: list[np.ndarray]) -> list[Row]:
         return [("2", "HD95, 64 masks 1024²", "-", "medpy not installed", "pip install -e '.[bench]'", "SKIP")]
     pairs = [(p.astype(bool), g.astype(bool)) for p, g in zip(preds, gts, strict=True)]
     ones = [1.0, 1.0]
-    ours_values = np.array([hd95(p, g, ones) for p, g in pairs])
+    ours_values = np.array([surface_metrics(p, g, ones, "medpy", 1.0)["hd95"] for p, g in pairs])
     ref_values = np.array([medpy_hd95(p, g) for p, g in pairs])
     gap = float(np.max(np.abs(ours_values - ref_values)))
-    t_ours = best_of(lambda: [hd95(p, g, ones) for p, g in pairs], 3)
+    t_ours = best_of(lambda: [surface_metrics(p, g, ones, "medpy", 1.0) for p, g in pairs], 3)
     t_ref = best_of(lambda: [medpy_hd95(p, g) for p, g in pairs], 1)
     speed = t_ref / t_ours
     params = U.SegMetricsParams(pred=[[[0]]], gt=[[[0]]])

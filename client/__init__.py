@@ -1,18 +1,22 @@
 """Python client for the estibench HTTP API (``pip install -e .`` provides it and the ``estibench`` CLI)."""
 
+import json
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
 import httpx
+
+from client.display import Run, runs_frame
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
 COST_TYPES = {"cost_cap": "hard cap", "cost_budget": "synchronous budget (no job queue runs)"}
 COST_MSG = re.compile(r"cost (?P<cost>\S+) > (?:hard_cap|sync_budget) (?P<limit>\S+) (?P<unit>.+)")
-"""The field error of a refused cost (``usecases/estimator_runs.check_caps``): ``cost 2e+10 > hard_cap 1e+09 unit``."""
+"""The field error of a refused cost (``usecases/budgets.check_caps``): ``cost 2e+10 > hard_cap 1e+09 unit``."""
 
 Progress = Callable[[float, str | None], None]
 """Called with a job's ``fraction`` (0..1) and ``message`` whenever a poll sees them change."""
@@ -153,12 +157,74 @@ class Client:
                 raise JobStillRunning(job_id, job["status"], timeout_s)
             time.sleep(poll_s)
 
-    def get_run(self, run_id: str) -> dict[str, Any]:
-        return self._call("GET", f"/v1/runs/{run_id}").json()
+    def get_run(self, run_id: str) -> Run:
+        """One stored run with its params and this key's tags and note: a dict, shown in a notebook as tables with
+        its plot inline (``client.display.Run``)."""
+        return Run(self._call("GET", f"/v1/runs/{run_id}").json(), lambda: self._plot_or_none(run_id))
 
-    def runs(self, *, name: str | None = None, kind: str | None = None, limit: int = 50) -> list[dict[str, Any]]:
-        params = {k: v for k, v in {"name": name, "kind": kind, "limit": limit}.items() if v is not None}
+    def _plot_or_none(self, run_id: str) -> bytes | None:
+        try:
+            return self.plot(run_id)
+        except ApiError as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def runs(
+        self,
+        *,
+        name: str | None = None,
+        kind: str | None = None,
+        limit: int = 50,
+        filters: list[str] | None = None,
+        sort: str = "created_at",
+        order: str = "desc",
+        owner: str | None = None,
+        created_from: str | None = None,
+        created_to: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """The first page of runs (newest first unless sorted otherwise); ``filters`` as ``GET /v1/runs`` takes
+        them: ``["param.num_perm>=64", 'tag.exp="a"']`` (docs/runs.md)."""
+        query = {
+            "name": name,
+            "kind": kind,
+            "limit": limit,
+            "filter": filters or None,
+            "sort": sort,
+            "order": order,
+            "owner": owner,
+            "created_from": created_from,
+            "created_to": created_to,
+        }
+        params = {k: v for k, v in query.items() if v is not None}
         return self._call("GET", "/v1/runs", params=params).json()["items"]
+
+    def runs_dataframe(self, **query: Any) -> Any:
+        """The first page of runs (the arguments of ``runs``) as a pandas DataFrame: id, kind, name, version,
+        created_at, duration_ms, note, then ``tag.*``, ``param.*`` (flattened by dotted path) and the result's scalar
+        ``result.*`` columns. Needs pandas (the ``local`` extra)."""
+        return runs_frame(self.runs(**query))
+
+    def annotate_run(self, run_id: str, *, tags: dict[str, str] | None = None, **note: str | None) -> dict[str, Any]:
+        """Set this key's ``tags`` (replacing them) and/or ``note=`` (None clears it) on a run."""
+        body: dict[str, Any] = {"tags": tags} if tags is not None else {}
+        if "note" in note:
+            body["note"] = note.pop("note")
+        if note:
+            raise TypeError(f"unexpected arguments {sorted(note)}")
+        return self._call("PATCH", f"/v1/runs/{run_id}", json=body).json()
+
+    def plot(self, run_id: str, format: str = "svg") -> bytes:
+        """The figure of an estimator run: SVG or PNG bytes."""
+        return self._call("GET", f"/v1/runs/{run_id}/plot", params={"format": format}).content
+
+    def compare_runs(self, ids: list[str]) -> dict[str, Any]:
+        """2 to 8 runs of one estimator side by side: the params that differ and the scalar result fields."""
+        return self._call("GET", "/v1/runs/compare", params={"ids": ",".join(ids)}).json()
+
+    def compare_plot(self, ids: list[str], format: str = "svg") -> bytes:
+        """The curves of 2 to 8 runs of one estimator on one figure: SVG or PNG bytes."""
+        return self._call("GET", "/v1/runs/compare/plot", params={"ids": ",".join(ids), "format": format}).content
 
     def upload_array(self, npy: bytes) -> dict[str, Any]:
         """Upload an .npy file's bytes; pass ``{"array": <id>}`` in place of an array-valued parameter."""
@@ -200,15 +266,202 @@ class Client:
         self,
         benchmark_id: str,
         model: str,
-        predictions: list[dict],
+        predictions: list[dict] | str | os.PathLike[str] | Iterable[dict],
         *,
         metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
+        """Submit predictions: a list of items (a JSON body), the path of a ``.jsonl`` file (sent as it is: one item
+        a line) or of a ``.json`` file (a list of items or an object with ``items``), or any other iterable of
+        items (streamed as JSON Lines, one item a line, without holding them all)."""
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        body = {"model": model, "predictions": {"items": predictions}, "metadata": metadata or {}}
-        return self._call("POST", f"/v1/benchmarks/{benchmark_id}/submissions", json=body, headers=headers).json()
+        path = f"/v1/benchmarks/{benchmark_id}/submissions"
+        if isinstance(predictions, str | os.PathLike):
+            file = Path(predictions)
+            if file.suffix != ".jsonl":
+                loaded = json.loads(file.read_text())
+                items = loaded.get("items") if isinstance(loaded, dict) else loaded
+                return self.submit(benchmark_id, model, items, metadata=metadata, idempotency_key=idempotency_key)
+            lines: bytes | Iterable[bytes] = file.read_bytes()
+        elif not isinstance(predictions, list):
+            lines = (json.dumps(item, separators=(",", ":")).encode() + b"\n" for item in predictions)
+        else:
+            body = {"model": model, "predictions": {"items": predictions}, "metadata": metadata or {}}
+            return self._call("POST", path, json=body, headers=headers).json()
+        query = {"model": model} | ({"metadata": json.dumps(metadata)} if metadata else {})
+        headers["Content-Type"] = "application/x-ndjson"
+        return self._call("POST", path, params=query, content=lines, headers=headers).json()
+
+    def submissions(self, benchmark_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """Your submissions to a benchmark, newest first (every submission for its owners), every page or the newest
+        ``limit``."""
+        return self._pages(f"/v1/benchmarks/{benchmark_id}/submissions", limit)
+
+    def submission(self, submission_id: str) -> dict[str, Any]:
+        """One submission with its scores (the private split's too for the benchmark's owners)."""
+        return self._call("GET", f"/v1/submissions/{submission_id}").json()
+
+    def items(self, submission_id: str, *, metric: str | None = None) -> dict[str, Any]:
+        """Per-item values of ``metric`` (default the primary) in a submission's latest scoring."""
+        params = {"metric": metric} if metric else {}
+        return self._call("GET", f"/v1/submissions/{submission_id}/items", params=params).json()
+
+    def withdraw_submission(self, submission_id: str) -> dict[str, Any]:
+        """Take a submission off the leaderboards for good (its rows are kept)."""
+        return self._call("DELETE", f"/v1/submissions/{submission_id}").json()
+
+    def compare(
+        self,
+        benchmark_id: str,
+        a: str,
+        b: str,
+        *,
+        split: str = "public",
+        metric: str | None = None,
+        n_resamples: int = 2000,
+        seed: int = 0,
+    ) -> dict[str, Any]:
+        """Paired test of two submissions on their common items, with the items whose values differ."""
+        params = {"a": a, "b": b, "split": split, "n_resamples": n_resamples, "seed": seed}
+        params |= {"metric": metric} if metric else {}
+        return self._call("GET", f"/v1/benchmarks/{benchmark_id}/compare", params=params).json()
+
+    def cross_modal(self, benchmark_id: str, submission_ids: list[str], *, split: str = "public") -> dict[str, Any]:
+        """RAVEN-Bench's cross-modal gain from up to three submissions of one model."""
+        params = {"submissions": ",".join(submission_ids), "split": split}
+        return self._call("GET", f"/v1/benchmarks/{benchmark_id}/raven/cross_modal", params=params).json()
+
+    def benchmark(self, benchmark_id: str) -> dict[str, Any]:
+        """One benchmark with every answer-key version (hash and split sizes)."""
+        return self._call("GET", f"/v1/benchmarks/{benchmark_id}").json()
+
+    def put_answer_key(self, benchmark_id: str, answer_key: list[dict]) -> dict[str, Any]:
+        """A new answer-key version (an earlier version's content too: restoring it), and the re-scoring of every
+        stored submission (inline, or the job in ``rescore_job_id``)."""
+        body = {"items": answer_key}
+        return self._call("PUT", f"/v1/benchmarks/{benchmark_id}/answer-key", json=body).json()
+
+    def answer_key_versions(self, benchmark_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """A benchmark's answer-key versions, newest first, the current one marked (every one, or the newest
+        ``limit``; owners and admins)."""
+        return self._pages(f"/v1/benchmarks/{benchmark_id}/answer-key/versions", limit)
+
+    def answer_key_version(self, benchmark_id: str, version: int) -> dict[str, Any]:
+        """One answer-key version with its items, both splits' (owners and admins)."""
+        return self._call("GET", f"/v1/benchmarks/{benchmark_id}/answer-key/versions/{version}").json()
+
+    def restore_answer_key(self, benchmark_id: str, version: int) -> dict[str, Any]:
+        """Make an earlier version's items current, as ``put_answer_key`` of them does (a new version, re-scored)."""
+        return self._call("POST", f"/v1/benchmarks/{benchmark_id}/answer-key/versions/{version}/restore").json()
+
+    def rescore(self, benchmark_id: str) -> dict[str, Any]:
+        """Admin: score every submission again against the current answer-key version."""
+        return self._call("POST", f"/v1/benchmarks/{benchmark_id}/rescore").json()
+
+    def leaderboard_plot(
+        self,
+        benchmark_id: str,
+        *,
+        split: str = "public",
+        metric: str | None = None,
+        top: int | None = None,
+        format: str = "svg",
+    ) -> bytes:
+        """The leaderboard's figure: SVG or PNG bytes."""
+        query = {"split": split, "format": format, "metric": metric, "top": top}
+        params = {k: v for k, v in query.items() if v is not None}
+        return self._call("GET", f"/v1/benchmarks/{benchmark_id}/leaderboard/plot", params=params).content
 
     def leaderboard(self, benchmark_id: str, *, fmt: str = "json", **params: Any) -> Any:
         r = self._call("GET", f"/v1/benchmarks/{benchmark_id}/leaderboard", params={"format": fmt, **params})
         return r.json() if fmt == "json" else r.text
+
+    # -- challenges: owners, participants, keys, submission flags, audit (docs/challenges.md) ----------------------
+
+    def whoami(self) -> dict[str, Any]:
+        """The key this client uses (its id, scopes and, for a participant's key, its benchmark)."""
+        return self._call("GET", "/v1/api-keys/self").json()
+
+    def rotate_key(self) -> dict[str, Any]:
+        """A new secret for this client's key (shown once in ``key``); the client uses it from now on."""
+        out = self._call("POST", "/v1/api-keys/self/rotate").json()
+        self.headers = {"Authorization": f"Bearer {out['key']}"}
+        return out
+
+    def owners(self, benchmark_id: str) -> list[dict[str, Any]]:
+        return self._call("GET", f"/v1/benchmarks/{benchmark_id}/owners").json()["items"]
+
+    def add_owner(self, benchmark_id: str, key_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/v1/benchmarks/{benchmark_id}/owners", json={"key_id": key_id}).json()
+
+    def remove_owner(self, benchmark_id: str, key_id: str) -> None:
+        self._call("DELETE", f"/v1/benchmarks/{benchmark_id}/owners/{key_id}")
+
+    def invite_participant(self, benchmark_id: str, display_name: str, *, team: str | None = None) -> dict[str, Any]:
+        """A new participant; its API key is in ``key``, shown only in this answer."""
+        body = {"display_name": display_name} | ({"team": team} if team else {})
+        return self._call("POST", f"/v1/benchmarks/{benchmark_id}/participants", json=body).json()
+
+    def participants(self, benchmark_id: str) -> list[dict[str, Any]]:
+        """Every participant of a benchmark (all pages), oldest first."""
+        return self._pages(f"/v1/benchmarks/{benchmark_id}/participants")
+
+    def revoke_participant(self, benchmark_id: str, participant_id: str) -> dict[str, Any]:
+        return self._call("DELETE", f"/v1/benchmarks/{benchmark_id}/participants/{participant_id}").json()
+
+    def patch_submission(
+        self, submission_id: str, *, baseline: bool | None = None, public: bool | None = None
+    ) -> dict[str, Any]:
+        """Set a submission's ``baseline`` (owners) and/or ``public`` (its maker) flag."""
+        body = {k: v for k, v in (("baseline", baseline), ("public", public)) if v is not None}
+        return self._call("PATCH", f"/v1/submissions/{submission_id}", json=body).json()
+
+    def audit(self, benchmark_id: str, *, limit: int | None = None) -> list[dict[str, Any]]:
+        """A benchmark's audit log, newest first (every entry, or the newest ``limit``)."""
+        return self._pages(f"/v1/benchmarks/{benchmark_id}/audit", limit)
+
+    def create_phase(
+        self, benchmark_id: str, name: str, starts_at: str, ends_at: str, **settings: Any
+    ) -> dict[str, Any]:
+        """A new phase; ``settings`` are the optional fields (``splits``, ``max_submissions_per_day``,
+        ``max_submissions_total``, ``leaderboard_visibility``, ``late_submissions``)."""
+        body = {"name": name, "starts_at": starts_at, "ends_at": ends_at} | settings
+        return self._call("POST", f"/v1/benchmarks/{benchmark_id}/phases", json=body).json()
+
+    def phases(self, benchmark_id: str) -> list[dict[str, Any]]:
+        """A benchmark's phases, earliest first."""
+        return self._call("GET", f"/v1/benchmarks/{benchmark_id}/phases").json()["items"]
+
+    def phase(self, benchmark_id: str, phase_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/v1/benchmarks/{benchmark_id}/phases/{phase_id}").json()
+
+    def update_phase(self, benchmark_id: str, phase_id: str, **changes: Any) -> dict[str, Any]:
+        """Change the given settings of a phase (None clears a limit)."""
+        return self._call("PATCH", f"/v1/benchmarks/{benchmark_id}/phases/{phase_id}", json=changes).json()
+
+    def delete_phase(self, benchmark_id: str, phase_id: str) -> None:
+        self._call("DELETE", f"/v1/benchmarks/{benchmark_id}/phases/{phase_id}")
+
+    def phase_leaderboard(self, benchmark_id: str, phase_id: str, **params: Any) -> dict[str, Any]:
+        """Every row of a phase's board (all pages) with the first page's fields (``frozen_at``...)."""
+        path = f"/v1/benchmarks/{benchmark_id}/phases/{phase_id}/leaderboard"
+        query = {k: v for k, v in params.items() if v is not None} | {"limit": 100}
+        first = self._call("GET", path, params=query).json()
+        body = first
+        while body["next_cursor"] is not None:
+            body = self._call("GET", path, params=query | {"cursor": body["next_cursor"]}).json()
+            first["items"] += body["items"]
+        first["next_cursor"] = None
+        return first
+
+    def _pages(self, path: str, limit: int | None = None) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        cursor = None
+        while limit is None or len(out) < limit:
+            size = 100 if limit is None else min(100, limit - len(out))
+            body = self._call("GET", path, params={"limit": size} | ({"cursor": cursor} if cursor else {})).json()
+            out += body["items"]
+            cursor = body["next_cursor"]
+            if cursor is None:
+                break
+        return out

@@ -1,15 +1,17 @@
-"""Run every ready reproduction check against the store and write the summary (``make reproduce``).
+"""Run every ready reproduction check against the store, write the committed claim ledgers and the summary
+(``make reproduce``).
 
-    python -m scripts.reproduce [--quick] [--out docs/reproductions.md] [PAPER ...]
+    python -m scripts.reproduce [--quick] [--out docs/reproductions.md] [--ledger-dir DIR] [PAPER ...]
 
 Builds ``Services`` from ``Settings`` (``ESTIBENCH_DATABASE_URL``, default the SQLite file), migrates the store, runs
 each check through ``usecases.reproductions.run_check`` (its estimator calls go through the run store, so a run
-already stored with the same params is reused) and writes a markdown table with one section per paper. Pending
-papers are listed without a run. The exit status is 1 when a check does not reproduce.
+already stored with the same params is reused), writes each run paper's ledger to
+``service/reproductions/ledger/<paper>.json`` (the ledger a fresh install serves) and renders the markdown summary
+from every paper's ledger: a table of claims per status, the status definitions, then one section per paper.
+Papers not run keep their committed ledger.
 """
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -20,90 +22,104 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from db.migrate import upgrade
 from db.repositories import reproductions as repo
-from db.repositories.reproductions import ReportRow
 from service.registry import ESTIMATORS, SCORERS, load_all
 from service.reproductions import Reproduction, catalog, status_of
-from usecases.reproductions import run_check
+from service.reproductions.claims import (
+    STATUS_DEFINITIONS,
+    STATUS_ORDER,
+    Claim,
+    Evidence,
+    Ledger,
+    badge,
+    committed,
+    counts,
+)
+from usecases.reproductions import ledger_of, run_check
 from usecases.services import Services
 from usecases.settings import Settings
 from usecases.version import CODE_VERSION
 
-KEY_FIGURES = 4
-"""Scalar figures shown in the summary table for a paper without headline figures (all are in its section)."""
-LIST_ITEMS = 8
-"""Longer lists of figures are shortened to their first items in the document."""
-
-
-def _fmt(value: object) -> str:
-    if isinstance(value, bool) or value is None:
-        return str(value).lower() if isinstance(value, bool) else "null"
-    if isinstance(value, float):
-        return f"{value:.6g}"
-    if isinstance(value, list | tuple):
-        items = [_fmt(v) for v in value[:LIST_ITEMS]]
-        return "[" + ", ".join(items) + (", …" if len(value) > LIST_ITEMS else "") + "]"
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k}: {_fmt(v)}" for k, v in value.items()) + "}"
-    return str(value)
+LEDGER_DIR = Path("service/reproductions/ledger")
+SHORT = 160
+"""Figures longer than this many characters are cut in the document (the ledger files hold them whole)."""
 
 
 def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _key_figures(entry: Reproduction, figures: dict) -> str:
-    """The entry's headline figures, or else its first scalar ones."""
-    names = [k for k in entry.headline if k in figures] or [
-        k for k, v in figures.items() if isinstance(v, int | float | str) and not isinstance(v, bool)
-    ][:KEY_FIGURES]
-    return "; ".join(f"{k} = {_fmt(figures[k])}" for k in names)
+def _short(value: object) -> str:
+    text = str(value)
+    return text if len(text) <= SHORT else text[: SHORT - 1] + "…"
 
 
-def render(entries: list[tuple[Reproduction, str, ReportRow | None]]) -> str:
-    """The markdown summary: a table of every paper, then one section per paper with its reason and figures."""
+def _claim_lines(claim: Claim) -> list[str]:
+    mark = "**headline**, " if claim.headline else ""
+    lines = [f"- `{claim.id}` ({mark}**{claim.status}**): {claim.text}"]
+    if claim.expected is not None:
+        lines.append(f"  - expected ({claim.expected_source}): `{_short(claim.expected)}`")
+    if claim.measured is not None:
+        lines.append(f"  - measured: `{_short(claim.measured)}`; tolerance: {_short(claim.tolerance)}")
+    if claim.evidence.computation:
+        lines.append(f"  - computation: {claim.evidence.computation}")
+    if claim.reconstructed:
+        lines.append(f"  - reconstructed: {'; '.join(claim.reconstructed)}")
+    if claim.mutation:
+        lines.append(f"  - fails on the broken version: {claim.mutation}")
+    if claim.needs:
+        lines.append(f"  - needs: {claim.needs}")
+    return lines
+
+
+def render(ledgers: list[tuple[Reproduction, Ledger]]) -> str:
+    """The markdown summary: the table of claims per status, the definitions, then one section per paper."""
+    statuses = list(STATUS_ORDER[::-1])
+    total = counts(c for _, ledger in ledgers for c in ledger.claims)
     lines = [
         "# Reproduction reports",
         "",
-        "Generated by `make reproduce` (`scripts/reproduce.py`): each paper's small-scale check, run through the",
-        "run store (estimator runs already stored with the same parameters are reused, so a repeated run is",
-        "faster), judged against the paper's published figures, reference measurements of its set-up, or the",
-        "mechanism it claims on a synthetic setting where its data are not public. The same reports are served at",
-        "`GET /v1/reproductions` and on the web page; `POST /v1/reproductions/{paper}` (admin) re-runs one.",
-        f"Code version {CODE_VERSION}.",
+        "Generated by `make reproduce` (`scripts/reproduce.py`) from each paper's claim ledger: one row per result",
+        "sentence of the paper's abstract, with what estibench found about it. A paper's badge is the lowest status of",
+        "its headline claims. The same ledgers are served at `GET /v1/reproductions` and on the web page;",
+        "`POST /v1/reproductions/{paper}` (admin) re-runs one paper's check and replaces its rows.",
         "",
-        "| paper | claim | verdict | key figures | duration (s) |",
-        "|---|---|---|---|---|",
+        "| paper | badge | claims | " + " | ".join(statuses) + " |",
+        "|---|---|---|" + "---|" * len(statuses),
     ]
-    for entry, status, row in entries:
-        if row is None:
-            lines.append(f"| [{entry.paper}](#{entry.paper}) | {_cell(entry.claim)} | {status} | | |")
-            continue
-        figures = json.loads(row.figures)
+    for entry, ledger in ledgers:
+        c = counts(ledger.claims)
         lines.append(
-            f"| [{entry.paper}](#{entry.paper}) | {_cell(entry.claim)} | **{row.verdict}** | "
-            f"{_cell(_key_figures(entry, figures))} | {row.duration_ms / 1000:.2f} |"
+            f"| [{entry.paper}](#{entry.paper}) | {badge(ledger.claims)} | {len(ledger.claims)} | "
+            + " | ".join(str(c[s]) for s in statuses)
+            + " |"
         )
-    for entry, status, row in entries:
-        lines += ["", f"## {entry.paper}", "", f"*{entry.title}.* {entry.claim}", ""]
-        if row is None:
-            why = (
-                "an estimator or scorer it needs is not built yet, or its check is not written yet"
-                if status == "pending"
-                else "left out of this run by `--quick` or the list of papers"
-            )
-            lines.append(f"Status: {status} ({why}).")
-            continue
-        runs = json.loads(row.run_ids)
+    lines.append(
+        f"| **all {len(ledgers)}** | | {sum(total.values())} | " + " | ".join(str(total[s]) for s in statuses) + " |"
+    )
+    lines += ["", "## Statuses", ""]
+    lines += [f"- **{s}**: {STATUS_DEFINITIONS[s]}." for s in statuses]
+    for entry, ledger in ledgers:
         lines += [
-            f"Verdict: **{row.verdict}** in {row.duration_ms / 1000:.2f} s over {len(runs)} estimator run(s) "
-            f"(report `{row.id}`).",
             "",
-            f"Reason: {row.reason}.",
+            f"## {entry.paper}",
+            "",
+            f"*{entry.title}.* Badge **{badge(ledger.claims)}**; ledger of code {ledger.code_version}"
+            + (f", {ledger.date}" if ledger.date else "")
+            + ".",
+            f"The check: {entry.claim}",
+            "",
+            *(line for claim in ledger.claims for line in _claim_lines(claim)),
         ]
-        figures = json.loads(row.figures)
-        if figures:
-            lines += ["", *(f"- `{k}`: {_cell(_fmt(v))}" for k, v in figures.items())]
     return "\n".join(lines) + "\n"
+
+
+def write_ledger(directory: Path, ledger: Ledger) -> None:
+    """The ledger a fresh install serves: statuses, figures and computations, without the ids of this store's runs
+    and report (they do not exist elsewhere)."""
+    local = [Evidence(computation=c.evidence.computation) for c in ledger.claims]
+    claims = [c.model_copy(update={"evidence": e}) for c, e in zip(ledger.claims, local, strict=True)]
+    text = ledger.model_copy(update={"claims": claims}).model_dump_json(indent=1)
+    (directory / f"{ledger.paper}.json").write_text(text + "\n")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -111,25 +127,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("papers", nargs="*", help="slugs to run (default: every ready or not-reproducible paper)")
     parser.add_argument("--quick", action="store_true", help="only the checks marked quick")
     parser.add_argument("--out", type=Path, default=Path("docs/reproductions.md"))
+    parser.add_argument("--ledger-dir", type=Path, default=LEDGER_DIR)
     args = parser.parse_args(argv)
 
+    unknown = set(args.papers) - {e.paper for e in catalog()}
+    if unknown:
+        parser.error(f"unknown papers: {', '.join(sorted(unknown))}")
     settings = Settings()
     upgrade(settings.database_url)
     services = Services(settings)
     load_all()
     registered = set(ESTIMATORS) | set(SCORERS)
-    unknown = set(args.papers) - {e.paper for e in catalog()}
-    if unknown:
-        parser.error(f"unknown papers: {', '.join(sorted(unknown))}")
 
-    entries: list[tuple[Reproduction, str, ReportRow | None]] = []
-    failed = []
+    ledgers: list[tuple[Reproduction, Ledger]] = []
     try:
         for entry in catalog():
             status = status_of(entry, registered)
             selected = (not args.papers or entry.paper in args.papers) and (entry.quick or not args.quick)
             if status == "pending" or not selected:
-                entries.append((entry, status if status == "pending" else "not run", None))
+                ledgers.append((entry, committed(entry.paper)))
                 continue
             start = time.perf_counter()
             print(f"{entry.paper}: {len(entry.steps)} step(s) …", file=sys.stderr, flush=True)
@@ -137,16 +153,16 @@ def main(argv: list[str] | None = None) -> int:
             with services.engines.read.connect() as conn:
                 row = repo.get(conn, report_id)
             assert row is not None
-            print(f"  {row.verdict} in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
-            if row.verdict == "not_reproduced":
-                failed.append(entry.paper)
-            entries.append((entry, status, row))
+            ledger = ledger_of(entry, row)
+            print(f"  {badge(ledger.claims)} in {time.perf_counter() - start:.1f} s", file=sys.stderr, flush=True)
+            write_ledger(args.ledger_dir, ledger)
+            ledgers.append((entry, ledger))
     finally:
         services.dispose()
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render(entries))
-    print(f"wrote {args.out}" + (f"; not reproduced: {', '.join(failed)}" if failed else ""), file=sys.stderr)
-    return 1 if failed else 0
+    args.out.write_text(render(ledgers))
+    print(f"wrote {args.out} and the ledgers in {args.ledger_dir} (code {CODE_VERSION})", file=sys.stderr)
+    return 0
 
 
 if __name__ == "__main__":

@@ -37,6 +37,9 @@ class EstimatorSpec:
     hard_cap: float
     plot: Callable[[Any], Any] | None = None
     """``plot(result) -> matplotlib.figure.Figure`` drawing the result (matplotlib imported inside), or None."""
+    overlay: Callable[[Any], Any] | None = None
+    """``overlay(result) -> service.plot_overlay.Curves``: the curves of the plot, declared when several runs can be
+    drawn on one figure (``GET /v1/runs/compare/plot``); None when the plot is not curves (bars, a scatter)."""
     kind: str = field(default="estimator", init=False)
 
 
@@ -47,6 +50,32 @@ class MetricInfo:
     higher_is_better: bool
     range: tuple[float, float]
     description: str
+
+
+@dataclass(frozen=True)
+class Upstream:
+    """A reference implementation a convention follows: its name and the version or commit followed."""
+
+    name: str
+    version: str
+
+
+@dataclass(frozen=True)
+class ConventionOption:
+    """One value of a convention param and the upstream code(s) that behave that way."""
+
+    value: str
+    upstreams: tuple[Upstream, ...]
+
+
+@dataclass(frozen=True)
+class Convention:
+    """A scorer param where reference implementations disagree: its default (the benchmark's own reference code)
+    and every option with the upstreams it follows (shown in the catalog)."""
+
+    param: str
+    default: str
+    options: tuple[ConventionOption, ...]
 
 
 PAIRED_TESTS = ("mcnemar", "wilcoxon", "bootstrap")
@@ -86,6 +115,14 @@ class ScorerSpec:
     metadata_params: tuple[str, ...] = ()
     """Params fields a benchmark submission sets through its ``metadata`` (e.g. RAVEN-Bench's input ``setting``);
     the benchmark's fixed scorer params supply every other field."""
+    conventions: tuple[Convention, ...] = ()
+    """Params choosing between disagreeing reference implementations (``GET /v1/scorers/{name}`` lists them)."""
+    check_key: Callable[[list[Any], Any], None] | None = None
+    """``check_key(key_items, params)``: every check ``score`` makes of one split's answer-key items (in item_id
+    order, uploaded arrays resolved) and of the params whatever the predictions, raising ``InvalidInput`` at
+    ``("answer_key", "items", i, field...)``, ``("answer_key", "items")`` for the split as a whole, or
+    ``("scorer_params", field...)``. Registration and answer-key uploads run it on each split, so a key they accept
+    can be scored."""
     kind: str = field(default="scorer", init=False)
 
     def __post_init__(self) -> None:
@@ -99,6 +136,11 @@ class ScorerSpec:
         unknown = set(self.metadata_params) - set(self.params_model.model_fields)
         if unknown:
             raise ValueError(f"{self.name}: metadata_params {sorted(unknown)} are not params fields")
+        for conv in self.conventions:
+            if conv.param not in self.params_model.model_fields:
+                raise ValueError(f"{self.name}: convention {conv.param!r} is not a params field")
+            if conv.default not in {o.value for o in conv.options}:
+                raise ValueError(f"{self.name}: convention {conv.param!r} default {conv.default!r} is not an option")
 
 
 ESTIMATORS: dict[str, EstimatorSpec] = {}

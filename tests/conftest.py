@@ -11,22 +11,32 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
-from api.app import create_app
 from db.base import Base
 from db.migrate import upgrade
+from service.registry import ESTIMATORS, SCORERS, load_all
+from tests import support_estimators
+from tests.factories import ADMIN_KEY, serving
 from usecases.settings import Settings
 
 PG_URL = os.environ.get("ESTIBENCH_TEST_DATABASE_URL", "")
 REQUIRE_SERVICES = os.environ.get("ESTIBENCH_REQUIRE_SERVICES") == "1"
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 DEFAULT_REDIS = "redis://127.0.0.1:6379/0"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test under ``tests/browser/`` carries the ``browser`` marker (``make test-browser``)."""
+    browser_dir = Path(__file__).parent / "browser"
+    for item in items:
+        if browser_dir in item.path.parents:
+            item.add_marker(pytest.mark.browser)
 
 
 def service_unavailable(what: str, reason: str) -> None:
@@ -127,17 +137,36 @@ def settings(db_url: str, tmp_path: Path) -> Settings:
         database_url=db_url,
         data_dir=tmp_path / "data",
         secret_key="test-secret",
-        admin_key="ek_admin_test_bootstrap_key",
+        admin_key=ADMIN_KEY,
         log_json=True,
         log_level="WARNING",
     )
 
 
 @pytest.fixture
-def client(settings: Settings) -> Iterator[TestClient]:
-    app = create_app(settings)
-    with TestClient(app, raise_server_exceptions=False) as c:
+def client(settings: Settings) -> Iterator[Any]:
+    """A ``TestClient`` over the app with the test settings."""
+    with serving(settings) as c:
         yield c
+
+
+@pytest.fixture
+def isolated_registry() -> Iterator[None]:
+    """The estimator and scorer registries as ``load_all()`` builds them, restored after the test: what the test
+    registers, replaces or removes is undone."""
+    load_all()
+    saved = dict(ESTIMATORS), dict(SCORERS)
+    yield
+    for live, snapshot in zip((ESTIMATORS, SCORERS), saved, strict=True):
+        live.clear()
+        live.update(snapshot)
+
+
+@pytest.fixture
+def test_estimator(isolated_registry: None) -> str:
+    """The registry with tests/support_estimators.py's ``test.slow_sum`` in it (for this test only); its name."""
+    ESTIMATORS[support_estimators.NAME] = support_estimators.SPEC
+    return support_estimators.NAME
 
 
 @pytest.fixture(scope="session")

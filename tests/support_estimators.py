@@ -1,7 +1,8 @@
 """A test-only estimator with controllable duration, progress and array input (jobs, arrays, reliability tests).
 
-``register()`` adds it to the registry and ``unregister()`` removes it, so it never leaks into the committed
-OpenAPI document. Subprocess servers and workers import it through tests/reliability/procs.py.
+Tests take it with the ``test_estimator`` fixture (tests/conftest.py: registered for that test only, so it never
+leaks into the committed OpenAPI document); the server and worker processes of tests/reliability/ call
+``register()`` (tests/reliability/procs.py).
 """
 
 import time
@@ -67,8 +68,5 @@ SPEC = EstimatorSpec(
 
 
 def register() -> None:
+    """Add the estimator to this process's registry (a server or worker process started by a test)."""
     ESTIMATORS[NAME] = SPEC
-
-
-def unregister() -> None:
-    ESTIMATORS.pop(NAME, None)

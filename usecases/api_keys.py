@@ -29,11 +29,12 @@ MAX_TOKEN_LENGTH = 256
 
 @dataclass(frozen=True)
 class Principal:
-    """The caller: the key's id, name and scopes."""
+    """The caller: the key's id, name and scopes, and for a participant's key the one benchmark it is bound to."""
 
     key_id: str
     name: str
     scopes: frozenset[str]
+    benchmark_id: str | None = None
 
     @property
     def is_admin(self) -> bool:
@@ -64,7 +65,7 @@ def authenticate(services: Services, token: str | None) -> Principal | None:
         row = repo.by_hash(conn, hash_key(services.secret_key, token))
     if row is None or row.revoked_at is not None:
         raise Unauthorized("invalid or revoked API key")
-    return Principal(row.id, row.name, frozenset(row.scopes))
+    return Principal(row.id, row.name, frozenset(row.scopes), row.benchmark_id)
 
 
 def require(principal: Principal | None, scope: str) -> Principal:
@@ -73,6 +74,14 @@ def require(principal: Principal | None, scope: str) -> Principal:
         raise Unauthorized(f"an API key with scope {scope!r} is required")
     if not principal.has(scope):
         raise Forbidden(f"this key lacks the scope {scope!r}")
+    return principal
+
+
+def require_key(principal: Principal | None) -> Principal:
+    """``principal``, or ``Unauthorized`` without a key (routes open to every key; the use case decides what it
+    may see)."""
+    if principal is None:
+        raise Unauthorized("an API key is required")
     return principal
 
 
@@ -177,3 +186,27 @@ def revoke_key(services: Services, admin: Principal, key_id: str) -> ApiKeyRow:
     if row is None:
         raise NotFound(f"no API key {key_id!r}")
     return row
+
+
+def own_key(services: Services, principal: Principal) -> ApiKeyRow:
+    """The caller's own key as listed (never its secret)."""
+    with services.engines.read.connect() as conn:
+        row = repo.get(conn, require_key(principal).key_id)
+    if row is None:
+        raise NotFound("this key no longer exists")
+    return row
+
+
+def rotate_own(services: Services, principal: Principal) -> tuple[ApiKeyRow, str]:
+    """A new secret for the caller's own key (same id, scopes and binding; a new prefix): the old secret is refused
+    from the next request on. Returns the row and the new token (shown once, never stored). A bootstrap admin key
+    configured with ``ESTIBENCH_ADMIN_KEY`` is replaced again by the configured value at the next start."""
+    require_key(principal)
+    token, prefix = new_token()
+    with services.engines.write.begin() as conn:
+        if not repo.rotate(conn, principal.key_id, prefix, hash_key(services.secret_key, token)):
+            raise Conflict("the key could not be rotated (revoked meanwhile, or a collision); retry")
+        row = repo.get(conn, principal.key_id)
+    assert row is not None
+    log.info("key %s rotated its secret", row.id)
+    return row, token

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-import bisect
 import json
+import math
 import uuid
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -16,20 +16,32 @@ from pydantic import BaseModel, ValidationError
 from sqlalchemy import Connection
 
 from db.repositories import benchmarks as bench_repo
+from db.repositories import participants as part_repo
+from db.repositories import rankings as rank_repo
 from db.repositories import submissions as sub_repo
 from db.repositories.benchmarks import BenchmarkRow, VersionRow
 from db.repositories.jobs import JobRow
-from db.repositories.submissions import ScoreRow
+from db.repositories.rankings import Board, RankedRow
+from db.repositories.submissions import ScoreRow, ScoringRow, SplitItems
 from service.errors import InvalidInput
 from service.registry import SCORERS, Progress, ScorerSpec, no_progress
 from service.scoring import raven
 from service.stats import mcnemar, paired_bootstrap, wilcoxon_signed_rank
-from usecases import arrays, cursors
+from usecases import arrays, audit, cursors, rankings
+from usecases.access import Access, access, check_split, on_public_board, require_owner, sees_submission
 from usecases.api_keys import Principal, require
+from usecases.budgets import check_caps, sync_slot
 from usecases.clock import utc_iso
-from usecases.errors import Conflict, Forbidden, InvalidFields, NotFound, invalid
-from usecases.estimator_runs import check_caps
-from usecases.scoring import canonical_key, check_unique, item_metric, score_by_split, validate_items
+from usecases.errors import Conflict, InvalidFields, NotFound, invalid
+from usecases.scoring import (
+    SPLITS,
+    by_item_id,
+    canonical_key,
+    check_unique,
+    item_metric,
+    score_by_split,
+    validate_items,
+)
 
 if TYPE_CHECKING:
     from usecases.services import Services
@@ -89,17 +101,20 @@ def submission_params(loaded: Loaded, metadata: dict[str, Any]) -> Any:
         raise InvalidFields("metadata failed the scorer's params validation", errors) from exc
 
 
-def score_and_store(
-    conn: Connection, loaded: Loaded, submission_id: str, version: int, key: list[Any], preds: list[Any]
-) -> dict[str, dict[str, Any]]:
-    """Score ``preds`` per split against ``key`` (both with uploaded arrays resolved) with the params of the stored
-    submission (``submission_params``) and store one new scoring with every metric's per-item values (in the
-    caller's transaction)."""
-    params = loaded.params
-    if loaded.spec.metadata_params:
-        sub = sub_repo.get(conn, submission_id)
-        assert sub is not None
-        params = submission_params(loaded, json.loads(sub.meta))
+@dataclass(frozen=True)
+class Scored:
+    """One scoring computed in memory: the outcome per split, its score rows, per-item values and details."""
+
+    outcomes: dict[str, dict[str, Any]]
+    scores: list[ScoreRow]
+    items: list[SplitItems]
+    details: str
+
+
+def score_submission(loaded: Loaded, meta: dict[str, Any], key: list[Any], preds: list[Any]) -> Scored:
+    """Score ``preds`` per split against ``key`` (both with uploaded arrays resolved) with the params of a
+    submission whose metadata is ``meta`` (``submission_params``); nothing is stored."""
+    params = submission_params(loaded, meta) if loaded.spec.metadata_params else loaded.params
     outcomes, items = score_by_split(loaded.spec, key, preds, params)
     scores = [
         ScoreRow(split, metric, v["value"], v["ci_low"], v["ci_high"], v["n"])
@@ -107,41 +122,62 @@ def score_and_store(
         for metric, v in outcome["scores"].items()
     ]
     details = {split: {k: o[k] for k in ("breakdown", "coverage", "reconstructed")} for split, o in outcomes.items()}
+    return Scored(outcomes, scores, items, json.dumps(details, sort_keys=True, separators=(",", ":")))
+
+
+def store_scoring(conn: Connection, loaded: Loaded, submission_id: str, version: int, scored: Scored) -> None:
+    """Store one new scoring of a submission against answer-key ``version`` and bring its model's leaderboard rows
+    up to date (``rankings.refresh``), in the caller's transaction."""
     sub_repo.insert_scoring(
         conn,
         submission_id=submission_id,
         answer_key_version=version,
         scorer_version=loaded.spec.version,
-        details=json.dumps(details, sort_keys=True, separators=(",", ":")),
+        details=scored.details,
         when=datetime.now(UTC),
-        scores=scores,
-        item_scores=items,
+        scores=scored.scores,
+        items=scored.items,
     )
-    return outcomes
+    rankings.refresh(conn, loaded.benchmark.id, submission_id, loaded.spec.metrics)
+
+
+def score_and_store(
+    conn: Connection, loaded: Loaded, submission_id: str, version: int, key: list[Any], preds: list[Any]
+) -> dict[str, dict[str, Any]]:
+    """``score_submission`` then ``store_scoring`` in the caller's transaction; returns the outcome per split."""
+    sub = sub_repo.get(conn, submission_id)
+    assert sub is not None
+    scored = score_submission(loaded, json.loads(sub.meta), key, preds)
+    store_scoring(conn, loaded, submission_id, version, scored)
+    return scored.outcomes
 
 
 def rescore_all(services: Services, benchmark_id: str, progress: Progress = no_progress) -> int:
-    """Add a new scoring of every stored submission against the current answer-key version; old rows stay.
+    """Add a new scoring of every stored submission against the current answer-key version; old rows stay. Each
+    submission is scored in memory under one of the process's concurrency slots (waiting for one: this runs
+    inside a job), then stored in a short transaction of its own, so writes are never held up for the whole run.
 
     Predictions for items the current version no longer has are ignored.
     """
-    with services.engines.write.begin() as conn:
+    engines = services.engines
+    with engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
         version = loaded.benchmark.current_version
-        key = arrays.resolve_items(services.engines, key_items(conn, loaded, version), ("answer_key", "items"))
+        key = arrays.resolve_items(engines, key_items(conn, loaded, version), arrays.STORED, ("answer_key", "items"))
         subs = sub_repo.all_for_benchmark(conn, benchmark_id)
-        known = {k.item_id for k in key}
-        for i, sub in enumerate(subs):
-            progress(i / max(len(subs), 1), f"submission {i + 1} of {len(subs)}")
-            preds = validate_items(
-                loaded.spec.prediction_item_model,
-                json.loads(sub_repo.predictions(conn, sub.id)),
-                ("predictions", "items"),
-            )
-            preds = arrays.resolve_items(
-                services.engines, [p for p in preds if p.item_id in known], ("predictions", "items")
-            )
-            score_and_store(conn, loaded, sub.id, version, key, preds)
+    known = {k.item_id for k in key}
+    for i, sub in enumerate(subs):
+        progress(i / max(len(subs), 1), f"submission {i + 1} of {len(subs)}")
+        with engines.read.connect() as conn:
+            raw = json.loads(sub_repo.predictions(conn, sub.id))
+        preds = validate_items(loaded.spec.prediction_item_model, raw, ("predictions", "items"))
+        preds = arrays.resolve_items(
+            engines, [p for p in preds if p.item_id in known], arrays.STORED, ("predictions", "items")
+        )
+        with sync_slot(services, large=True, wait=True):
+            scored = score_submission(loaded, json.loads(sub.meta), key, preds)
+        with engines.write.begin() as conn:
+            store_scoring(conn, loaded, sub.id, version, scored)
     return len(subs)
 
 
@@ -173,22 +209,44 @@ class CheckedKey:
     n_private: int
 
 
-def _checked_key(services: Services, spec: ScorerSpec, params: Any, items: list[dict[str, Any]]) -> CheckedKey:
-    """Validate the items, resolve and check their uploaded arrays, and refuse a key whose scoring alone (every
-    item unanswered) costs more than the scorer's hard cap; the canonical text keeps the references."""
+def _check_scorable(spec: ScorerSpec, params: Any, key: list[Any]) -> None:
+    """The scorer's ``check_key`` on each split's items in item_id order, as every scoring sees them, so that a key
+    it accepts can be scored: an item's problem names the item's position in ``key`` (the submitted list), a whole
+    split's problem says which split it is."""
+    if spec.check_key is None:
+        return
+    position = {k.item_id: i for i, k in enumerate(key)}
+    for split in SPLITS:
+        items = by_item_id([k for k in key if k.split == split])
+        if not items:
+            continue
+        try:
+            spec.check_key(items, params)
+        except InvalidInput as exc:
+            loc = exc.loc
+            if loc[:2] == ("answer_key", "items") and len(loc) > 2:
+                raise InvalidInput(exc.msg, (*loc[:2], position[items[loc[2]].item_id], *loc[3:])) from exc
+            if loc == ("answer_key", "items"):
+                raise InvalidInput(f"{split} split: {exc.msg}", loc) from exc
+            raise
+
+
+def _checked_key(
+    services: Services, api_key_id: str, spec: ScorerSpec, params: Any, items: list[dict[str, Any]]
+) -> CheckedKey:
+    """Validate the items, refuse a key whose scoring alone (every item unanswered) costs more than the scorer's
+    hard cap (costed from the uploaded arrays' stored shapes, before any is loaded), then check the arrays (those
+    ``api_key_id`` may use: ``arrays.STORED`` for a stored version's) and run the scorer's checks of the key
+    (``_check_scorable``); the canonical text keeps the references."""
     key = validate_items(spec.answer_key_item_model, items, ("answer_key", "items"))
     check_unique(key, ("answer_key", "items"))
     loc = ("answer_key", "items")
-    resolved = arrays.resolve_items(services.engines, key, loc)
-    check_caps(spec, float(spec.cost(resolved, [], params)), queue_available=True, loc=("body", *loc))
+    shaped = arrays.resolve_items(services.engines, key, api_key_id, loc, shapes_only=True)
+    check_caps(spec, float(spec.cost(shaped, [], params)), queue_available=True, loc=("body", *loc))
+    _check_scorable(spec, params, arrays.resolve_items(services.engines, key, api_key_id, loc))
     text, sha = canonical_key(key)
     n_private = sum(1 for k in key if k.split == "private")
     return CheckedKey(text, sha, len(key) - n_private, n_private)
-
-
-def _owner_or_admin(principal: Principal, row: BenchmarkRow) -> None:
-    if not principal.is_admin and principal.key_id != row.owner_key_id:
-        raise Forbidden("only the benchmark's owner or an admin may do this")
 
 
 def create_benchmark(
@@ -215,8 +273,8 @@ def create_benchmark(
             {"loc": ["body", "scorer_params", *e["loc"]], "msg": e["msg"], "type": e["type"]} for e in exc.errors()
         ]
         raise InvalidFields("scorer_params failed validation", errors) from exc
-    key = _checked_key(services, spec, params, answer_key)
-    now = datetime.now(UTC)
+    key = _checked_key(services, principal.key_id, spec, params, answer_key)
+    now = services.clock()
     row = BenchmarkRow(
         id=str(uuid.uuid4()),
         name=name,
@@ -231,18 +289,18 @@ def create_benchmark(
     with services.engines.write.begin() as conn:
         if not bench_repo.create(conn, row, VersionRow(1, key.sha256, key.n_public, key.n_private, now), key.text):
             raise Conflict(f"a benchmark named {name!r} exists")
+        audit.record(conn, row.id, "benchmark.created", principal, "1", name=name, answer_key_sha256=key.sha256)
     return BenchmarkView(row, key.sha256, spec.primary_metric)
 
 
-def list_benchmarks(services: Services, limit: int, cursor: str | None) -> tuple[list[BenchmarkView], str | None]:
-    """Benchmarks ordered by name and the cursor of the next page."""
+def list_benchmarks(services: Services, limit: int, cursor: str | None) -> cursors.Page[BenchmarkView]:
+    """A page of benchmarks ordered by name."""
     after = cursors.decode_str(cursor)
     with services.engines.read.connect() as conn:
-        rows = bench_repo.list_all(conn, limit + 1, after)
-        page = rows[:limit]
-        shas = bench_repo.current_sha256(conn, [r.id for r in page])
-    views = [BenchmarkView(r, shas[r.id], SCORERS[r.scorer].primary_metric) for r in page]
-    return views, (cursors.encode(page[-1].name) if len(rows) > limit else None)
+        page = cursors.keyset_page(lambda n: bench_repo.list_all(conn, n, after), limit, key=lambda r: r.name)
+        shas = bench_repo.current_sha256(conn, [r.id for r in page.items])
+    views = [BenchmarkView(r, shas[r.id], SCORERS[r.scorer].primary_metric) for r in page.items]
+    return cursors.Page(views, page.next_cursor)
 
 
 def get_benchmark(services: Services, benchmark_id: str) -> BenchmarkView:
@@ -274,14 +332,60 @@ def put_answer_key(
     require(principal, "benchmarks:write")
     with services.engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
-    _owner_or_admin(principal, loaded.benchmark)
-    key = _checked_key(services, loaded.spec, loaded.params, items)
+        require_owner(access(conn, loaded.benchmark, principal), "a new answer key")
+    key = _checked_key(services, principal.key_id, loaded.spec, loaded.params, items)
+    return _make_current(services, principal, benchmark_id, key, client, "answer_key.put", {})
+
+
+def restore_answer_key(
+    services: Services, principal: Principal, benchmark_id: str, version: int, client: str | None
+) -> NewVersion:
+    """Make version ``version``'s items the current answer key exactly as ``put_answer_key`` of those items does
+    (the same checks, a new version re-scored, nothing changed when they are the current content), audited as
+    ``answer_key.restored``; ``NotFound`` for a version the benchmark does not have."""
+    require(principal, "benchmarks:write")
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+        require_owner(access(conn, loaded.benchmark, principal), "a new answer key")
+        found = bench_repo.get_version(conn, benchmark_id, version)
+    if found is None:
+        raise NotFound(f"benchmark {benchmark_id!r} has no answer-key version {version}")
+    key = _checked_key(services, arrays.STORED, loaded.spec, loaded.params, json.loads(found[1]))
+    return _make_current(
+        services, principal, benchmark_id, key, client, "answer_key.restored", {"restored_version": version}
+    )
+
+
+def _make_current(
+    services: Services,
+    principal: Principal,
+    benchmark_id: str,
+    key: CheckedKey,
+    client: str | None,
+    action: str,
+    details: dict[str, Any],
+) -> NewVersion:
+    """Store ``key`` as a new current version (audited as ``action`` with ``details``) and re-score every submission
+    against it, unless it is the current content (nothing changes, no audit entry)."""
     with services.engines.write.begin() as conn:
         current = load(conn, benchmark_id).benchmark.current_version
         unchanged = bench_repo.current_sha256(conn, [benchmark_id]).get(benchmark_id) == key.sha256
         if not unchanged:
             added = bench_repo.add_version(
-                conn, benchmark_id, key.sha256, key.text, key.n_public, key.n_private, datetime.now(UTC)
+                conn, benchmark_id, key.sha256, key.text, key.n_public, key.n_private, services.clock()
+            )
+            rescoring = "job" if services.jobs.available else "inline"
+            audit.record(
+                conn,
+                benchmark_id,
+                action,
+                principal,
+                str(added.version),
+                sha256=key.sha256,
+                n_public=key.n_public,
+                n_private=key.n_private,
+                rescore=rescoring,
+                **details,
             )
     if unchanged:
         return NewVersion(current, key.sha256, False, 0, None)
@@ -298,9 +402,50 @@ def put_answer_key(
     return NewVersion(added.version, key.sha256, True, rescore_all(services, benchmark_id), None)
 
 
+@dataclass(frozen=True)
+class VersionView:
+    """An answer-key version as its owners list it: whether it is current, and (one version) its items."""
+
+    row: VersionRow
+    current: bool
+    items: list[dict[str, Any]] | None = None
+
+
+def answer_key_versions(
+    services: Services, principal: Principal | None, benchmark_id: str, limit: int, cursor: str | None
+) -> cursors.Page[VersionView]:
+    """A page of the benchmark's answer-key versions, newest first (owners and admins)."""
+    before = cursors.decode_seq(cursor)
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+        require_owner(access(conn, loaded.benchmark, principal), "the answer-key versions")
+        page = cursors.keyset_page(
+            lambda n: bench_repo.versions_page(conn, benchmark_id, n, before), limit, key=lambda r: r.version
+        )
+    current = loaded.benchmark.current_version
+    return cursors.Page([VersionView(r, r.version == current) for r in page.items], page.next_cursor)
+
+
+def answer_key_version(services: Services, principal: Principal | None, benchmark_id: str, version: int) -> VersionView:
+    """One answer-key version with its items, both splits' (owners and admins); ``NotFound`` for an unknown one."""
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+        require_owner(access(conn, loaded.benchmark, principal), "an answer-key version's items")
+        found = bench_repo.get_version(conn, benchmark_id, version)
+    if found is None:
+        raise NotFound(f"benchmark {benchmark_id!r} has no answer-key version {version}")
+    row, text = found
+    return VersionView(row, row.version == loaded.benchmark.current_version, json.loads(text))
+
+
 def rescore(services: Services, principal: Principal, benchmark_id: str) -> tuple[int, int]:
-    """Admin: a new scoring of every submission against the current version; returns (version, how many)."""
+    """Admin: a new scoring of every submission against the current version; returns (version, how many). The audit
+    entry is written when it starts, in a transaction of its own (the re-scoring is one transaction per
+    submission)."""
     require(principal, "admin")
+    with services.engines.write.begin() as conn:
+        version = load(conn, benchmark_id).benchmark.current_version
+        audit.record(conn, benchmark_id, "rescore", principal, str(version))
     n = rescore_all(services, benchmark_id)
     with services.engines.read.connect() as conn:
         return load(conn, benchmark_id).benchmark.current_version, n
@@ -309,25 +454,14 @@ def rescore(services: Services, principal: Principal, benchmark_id: str) -> tupl
 # -- leaderboards ------------------------------------------------------------------------------------------------
 
 
-def check_split(split: str, principal: Principal | None) -> None:
-    if split == "private" and (principal is None or not principal.is_admin):
-        raise Forbidden("private-split scores are visible to admins only")
-
-
-SortKey = tuple[float, float, str, str]
-
-
-def _sort_key(row: dict[str, Any], metric: str, sign: float) -> SortKey:
-    """Best first by metric value, then by ci_low, then the earlier submission, then the submission id."""
-    s = row["scores"][metric]
-    ci = sign * s["ci_low"] if s["ci_low"] is not None else float("inf")
-    return (sign * s["value"], ci, utc_iso(row["submitted_at"]), row["submission_id"])
+SortKey = rank_repo.SortKey
 
 
 def _encode_rank_cursor(key: SortKey) -> str:
-    """Keyset cursor of a leaderboard page: the sort key of its last row (a missing ci_low as null)."""
-    value, ci, submitted_at, submission_id = key
-    return cursors.encode([value, None if ci == float("inf") else ci, submitted_at, submission_id])
+    """Keyset cursor of a leaderboard page: the sort key of its last row as [value, ci_low or null, submitted_at,
+    submission_id] (value and ci_low signed so that ascending is best first)."""
+    value, ci_missing, ci, submitted_at, submission_id = key
+    return cursors.encode([value, None if ci_missing else ci, utc_iso(submitted_at), submission_id])
 
 
 def _decode_rank_cursor(cursor: str) -> SortKey:
@@ -336,34 +470,32 @@ def _decode_rank_cursor(cursor: str) -> SortKey:
         isinstance(key, list)
         and len(key) == 4
         and isinstance(key[0], int | float)
-        and (key[1] is None or isinstance(key[1], int | float))
+        and not isinstance(key[0], bool)
+        and (key[1] is None or (isinstance(key[1], int | float) and not isinstance(key[1], bool)))
         and all(isinstance(k, str) for k in key[2:])
+        and all(math.isfinite(k) for k in key[:2] if k is not None)
     )
     if not ok:
         raise cursors.invalid_cursor()
-    return (float(key[0]), float("inf") if key[1] is None else float(key[1]), key[2], key[3])
+    try:
+        submitted_at = datetime.strptime(key[2], "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+    except ValueError:
+        raise cursors.invalid_cursor() from None
+    return (float(key[0]), key[1] is None, 0.0 if key[1] is None else float(key[1]), submitted_at, key[3])
 
 
-def rank_submissions(
-    rows: list[dict[str, Any]], metric: str, higher_is_better: bool, rank_by: str
-) -> tuple[list[dict[str, Any]], list[SortKey]]:
-    """One row per model (its best or latest submission), best first with deterministic ties. Returns the rows
-    with their ``rank`` and their sort keys (ascending: the keyset for cursors)."""
-    sign = -1.0 if higher_is_better else 1.0
-    chosen: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        if metric not in r["scores"]:
-            continue
-        cur = chosen.get(r["model"])
-        if cur is None:
-            chosen[r["model"]] = r
-        elif rank_by == "latest":
-            if (utc_iso(r["submitted_at"]), r["submission_id"]) > (utc_iso(cur["submitted_at"]), cur["submission_id"]):
-                chosen[r["model"]] = r
-        elif _sort_key(r, metric, sign) < _sort_key(cur, metric, sign):
-            chosen[r["model"]] = r
-    ordered = sorted(chosen.values(), key=lambda r: _sort_key(r, metric, sign))
-    return [{"rank": i + 1, **r} for i, r in enumerate(ordered)], [_sort_key(r, metric, sign) for r in ordered]
+def _row(r: RankedRow, version: int, shown_as: dict[str, str]) -> dict[str, Any]:
+    return {
+        "rank": r.rank,
+        "baseline": bool(r.row.baseline),
+        "participant": shown_as.get(r.row.api_key_id or ""),
+        "submission_id": r.row.submission_id,
+        "model": r.row.model,
+        "submitted_at": r.row.submitted_at,
+        "answer_key_version": r.row.answer_key_version,
+        "scores": r.scores,
+        "pending": r.row.answer_key_version != version,
+    }
 
 
 @dataclass(frozen=True)
@@ -379,6 +511,15 @@ class LeaderboardPage:
     next_cursor: str | None
 
 
+def _board(loaded: Loaded, split: str, metric: str | None, rank_by: str) -> Board:
+    """The board asked for; an unknown metric is a 422 naming it."""
+    spec = loaded.spec
+    metric = metric or spec.primary_metric
+    if metric not in spec.metrics:
+        raise invalid(f"unknown metric {metric!r}", ("query", "metric"), "enum", f"one of {sorted(spec.metrics)}")
+    return Board(loaded.benchmark.id, split, metric, rank_by)
+
+
 def leaderboard(
     services: Services,
     principal: Principal | None,
@@ -390,34 +531,75 @@ def leaderboard(
     limit: int,
     cursor: str | None,
 ) -> LeaderboardPage:
-    """A page of the ranked leaderboard of the current answer-key version (withdrawn submissions hidden). Until the
+    """A page of the ranked leaderboard of the current answer-key version (withdrawn submissions hidden), read from
+    the maintained board (``usecases.rankings``): one row per model (its best or latest submission), best first
+    by value, then ci_low (missing last), then the earlier submission, then the submission id. Until the
     re-scoring after a new version has reached a submission, its row keeps its previous version's scores and is
-    marked ``pending`` (with that ``answer_key_version``)."""
-    check_split(split, principal)
+    marked ``pending`` (with that ``answer_key_version``). A baseline's row is listed in order with ``rank`` None and
+    takes no rank from the others; a participant's row names its team or display name. The private split is for
+    the benchmark's owners and admins."""
     with services.engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
+        check_split(access(conn, loaded.benchmark, principal), split)
         version = loaded.benchmark.current_version
-        scored = sub_repo.latest_scores(conn, benchmark_id, version, split)
-    spec = loaded.spec
-    metric = metric or spec.primary_metric
-    if metric not in spec.metrics:
-        raise invalid(f"unknown metric {metric!r}", ("query", "metric"), "enum", f"one of {sorted(spec.metrics)}")
-    higher = spec.metrics[metric].higher_is_better
-    ranked, keys = rank_submissions(scored, metric, higher, rank_by)
-    start = bisect.bisect_right(keys, _decode_rank_cursor(cursor)) if cursor else 0
-    page = [{**r, "pending": r["answer_key_version"] != version} for r in ranked[start : start + limit]]
-    more = start + limit < len(ranked)
+        board = _board(loaded, split, metric, rank_by)
+        after = _decode_rank_cursor(cursor) if cursor else None
+        ranked = rank_repo.page(conn, board, after, limit + 1)
+        present = rank_repo.metrics_present(conn, board, list(loaded.spec.metrics))
+        shown_as = part_repo.shown_as(conn, [r.row.api_key_id for r in ranked[:limit]])
+    more = len(ranked) > limit
     return LeaderboardPage(
         benchmark_id=benchmark_id,
         split=split,
-        metric=metric,
-        higher_is_better=higher,
+        metric=board.metric,
+        higher_is_better=loaded.spec.metrics[board.metric].higher_is_better,
         rank_by=rank_by,
         answer_key_version=version,
-        rows=page,
-        metrics_present=[m for m in spec.metrics if any(m in r["scores"] for r in ranked)],
-        next_cursor=_encode_rank_cursor(keys[start + limit - 1]) if more else None,
+        rows=[_row(r, version, shown_as) for r in ranked[:limit]],
+        metrics_present=present,
+        next_cursor=_encode_rank_cursor(ranked[limit - 1].row.key()) if more else None,
     )
+
+
+def own_row(
+    services: Services, principal: Principal, benchmark_id: str, *, split: str, metric: str | None, rank_by: str
+) -> dict[str, Any] | None:
+    """The caller's best-ranked row on the leaderboard (a row whose submission was made with the caller's key; a
+    baseline has no rank), as ``leaderboard`` shows it, with its rank; None when the caller has none."""
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+        check_split(access(conn, loaded.benchmark, principal), split)
+        found = rank_repo.best_of_key(conn, _board(loaded, split, metric, rank_by), principal.key_id)
+        shown_as = part_repo.shown_as(conn, [found.row.api_key_id] if found else [])
+    return None if found is None else _row(found, loaded.benchmark.current_version, shown_as)
+
+
+def board_size(services: Services, benchmark_id: str, *, split: str, metric: str | None, rank_by: str) -> int:
+    """How many rows a leaderboard has, whoever may see them (the page says so where it cannot show them)."""
+    with services.engines.read.connect() as conn:
+        loaded = load(conn, benchmark_id)
+        return rank_repo.size(conn, _board(loaded, split, metric, rank_by))
+
+
+def _visible_scoring(
+    conn: Connection, found: Access, principal: Principal | None, benchmark_id: str, sid: str, version: int
+) -> ScoringRow:
+    """The latest scoring against ``version`` of a submission of this benchmark that the caller may compare: one on
+    the public board (not in a hidden phase before its board is frozen), or its own, or any for owners and admins;
+    else ``NotFound`` (as if it did not exist)."""
+    sub = sub_repo.get(conn, sid)
+    visible = (
+        sub is not None
+        and sub.benchmark_id == benchmark_id
+        and (
+            sees_submission(found, principal, sub)
+            or (on_public_board(sub) and not rank_repo.in_hidden_phase(conn, benchmark_id, sub.phase_id))
+        )
+    )
+    scoring = sub_repo.latest_scoring(conn, sid, version) if visible else None
+    if scoring is None:
+        raise NotFound(f"no scored submission {sid!r} in this benchmark")
+    return scoring
 
 
 # -- paired comparison -------------------------------------------------------------------------------------------
@@ -449,24 +631,24 @@ def compare(
 ) -> Comparison:
     """Paired comparison of two submissions on the per-item values of ``metric`` (default the primary) for their
     common items of the current version: exact McNemar when every value is 0/1, else the scorer's declared test
-    for the metric (Wilcoxon signed-rank, or a seeded paired percentile bootstrap of the mean difference)."""
-    check_split(split, principal)
+    for the metric (Wilcoxon signed-rank, or a seeded paired percentile bootstrap of the mean difference). Each
+    submission must be on the public board, or the caller's own; owners and admins compare any, on either split."""
     with services.engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
+        found = access(conn, loaded.benchmark, principal)
+        check_split(found, split)
         chosen = item_metric(loaded.spec, metric)
         version = loaded.benchmark.current_version
-        per = {}
-        for name, sid in (("a", a), ("b", b)):
-            sub = sub_repo.get(conn, sid)
-            scoring = sub_repo.latest_scoring(conn, sid, version) if sub and sub.benchmark_id == benchmark_id else None
-            if scoring is None:
-                raise NotFound(f"no scored submission {sid!r} in this benchmark")
-            per[name] = {item: v for _, item, v in sub_repo.item_scores(conn, scoring.id, [split], chosen)}
-    common = sorted(per["a"].keys() & per["b"].keys())
-    if not common:
+        per = []
+        for sid in (a, b):
+            scoring = _visible_scoring(conn, found, principal, benchmark_id, sid, version)
+            got = sub_repo.item_values(conn, scoring.id, [split], chosen, with_ids=False)
+            per.append(got[0].values[chosen] if got else np.empty(0))
+    # both scorings are against ``version``: their arrays align to its item order (item_id order)
+    common = ~np.isnan(per[0]) & ~np.isnan(per[1]) if per[0].size == per[1].size else np.zeros(0, bool)
+    if not common.any():
         raise InvalidInput(f"the two submissions share no items with {chosen} values in this split", ("b",))
-    xa = np.array([per["a"][i] for i in common])
-    xb = np.array([per["b"][i] for i in common])
+    xa, xb = per[0][common], per[1][common]
     declared = loaded.spec.paired_tests[chosen]
     if np.isin(xa, (0.0, 1.0)).all() and np.isin(xb, (0.0, 1.0)).all():
         test, result = "mcnemar_exact", mcnemar(xa, xb)
@@ -479,7 +661,7 @@ def compare(
         b=b,
         split=split,
         metric=chosen,
-        n_common=len(common),
+        n_common=int(xa.size),
         test=test,
         mean_a=float(xa.mean()),
         mean_b=float(xb.mean()),
@@ -492,13 +674,31 @@ def compare(
 MAX_CROSS_MODAL = 3
 
 
+@dataclass(frozen=True)
+class CrossModalGain:
+    """RAVEN-Bench's cross-modal gain of one model's submissions against ``answer_key_version``: the fields after
+    ``submissions`` (setting -> submission id) are ``service.scoring.raven.cross_modal``'s."""
+
+    benchmark_id: str
+    split: str
+    answer_key_version: int
+    submissions: dict[str, str]
+    s_main: dict[str, float]
+    g_cm: float | None
+    reliance_eo: float | None
+    reliance_ir: float | None
+    modality_matrix: dict[str, dict[str, float | None]]
+    without_required_modality: dict[str, float | None]
+    missing_settings: list[str]
+    reconstructed: list[str]
+
+
 def raven_cross_modal(
     services: Services, principal: Principal | None, benchmark_id: str, submission_ids: list[str], *, split: str
-) -> dict[str, Any]:
+) -> CrossModalGain:
     """RAVEN-Bench's cross-modal gain and modality reliance (``service.scoring.raven.cross_modal``) of up to three
     submissions of one model, one per input setting (each submission's ``metadata.setting``), from their latest
-    scorings against the current answer-key version."""
-    check_split(split, principal)
+    scorings against the current answer-key version (submissions visible to the caller as for ``compare``)."""
     ids = [s for s in submission_ids if s]
     if not 1 <= len(ids) <= MAX_CROSS_MODAL or len(set(ids)) < len(ids):
         raise invalid(
@@ -508,6 +708,8 @@ def raven_cross_modal(
     chosen: dict[str, str] = {}
     with services.engines.read.connect() as conn:
         loaded = load(conn, benchmark_id)
+        found = access(conn, loaded.benchmark, principal)
+        check_split(found, split)
         if loaded.spec.name != raven.SPEC.name:
             raise invalid(
                 f"benchmark {benchmark_id!r} is scored by {loaded.spec.name}, not raven",
@@ -516,10 +718,7 @@ def raven_cross_modal(
             )
         version = loaded.benchmark.current_version
         for sid in ids:
-            sub = sub_repo.get(conn, sid)
-            scoring = sub_repo.latest_scoring(conn, sid, version) if sub and sub.benchmark_id == benchmark_id else None
-            if scoring is None:
-                raise NotFound(f"no scored submission {sid!r} in this benchmark")
+            scoring = _visible_scoring(conn, found, principal, benchmark_id, sid, version)
             details = json.loads(scoring.details).get(split)
             if details is None:
                 raise invalid(f"submission {sid!r} has no {split} items", ("query", "submissions"), "value_error")
@@ -533,10 +732,10 @@ def raven_cross_modal(
             scores = {s.metric: s.__dict__ for s in sub_repo.scores(conn, scoring.id, [split])}
             by_setting[setting] = {"scores": scores, "breakdown": details["breakdown"]}
             chosen[setting] = sid
-    return {
-        "benchmark_id": benchmark_id,
-        "split": split,
-        "answer_key_version": version,
-        "submissions": chosen,
+    return CrossModalGain(
+        benchmark_id=benchmark_id,
+        split=split,
+        answer_key_version=version,
+        submissions=chosen,
         **raven.cross_modal(by_setting),
-    }
+    )

@@ -1,11 +1,15 @@
-"""Opaque pagination cursors: a JSON value, base64url-encoded. Every bad one is the same error naming ``cursor``."""
+"""Keyset paging: opaque cursors (a JSON value, base64url-encoded; every bad one is the same error naming
+``cursor``) and the one way a use case cuts a page from ``limit + 1`` fetched rows."""
 
 import base64
 import binascii
 import json
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, Generic, NamedTuple, TypeVar
 
 from usecases.errors import InvalidFields, invalid
+
+T = TypeVar("T")
 
 
 def encode(value: Any) -> str:
@@ -40,3 +44,18 @@ def decode_str(cursor: str | None) -> str | None:
     if not isinstance(value, str):
         raise invalid_cursor()
     return value
+
+
+class Page(NamedTuple, Generic[T]):
+    """A page of rows and the cursor of the next one (None on the last page)."""
+
+    items: list[T]
+    next_cursor: str | None
+
+
+def keyset_page(fetch: Callable[[int], Sequence[T]], limit: int, key: Callable[[T], Any]) -> Page[T]:
+    """The first ``limit`` rows ``fetch(limit + 1)`` returns, in the order of the keyset, and the cursor of the next
+    page: the encoded ``key`` of the last row kept, when a further row shows that one follows."""
+    rows = fetch(limit + 1)
+    items = list(rows[:limit])
+    return Page(items, encode(key(items[-1])) if len(rows) > limit else None)

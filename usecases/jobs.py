@@ -13,7 +13,6 @@ docs/architecture.md.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import os
 import signal
@@ -21,11 +20,10 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from http import HTTPStatus
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from huey import Huey, MemoryHuey, RedisHuey, SqliteHuey
 from huey.exceptions import TaskTimeout
@@ -33,18 +31,18 @@ from pydantic import ValidationError
 from sqlalchemy.exc import SQLAlchemyError
 
 from db import locks
+from db.engine import Engines
 from db.repositories import jobs as repo
 from db.repositories.jobs import JobRow
 from service.errors import Cancelled, DomainError
 from service.registry import Progress
+from usecases import cursors
 from usecases.api_keys import Principal
 from usecases.clock import utcnow
 from usecases.errors import Conflict, Forbidden, InvalidFields, NotFound, QuotaExceeded, Unauthorized, Unavailable
+from usecases.problems import problem_json
 from usecases.runs import sha256_hex
 from usecases.settings import Settings
-
-if TYPE_CHECKING:
-    from usecases.services import Services
 
 log = logging.getLogger("estibench.jobs")
 STATUSES = ("queued", "running", "succeeded", "failed", "cancelled")
@@ -58,21 +56,12 @@ def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
-def problem_json(status: int, detail: str, errors: list[dict[str, Any]] | None = None) -> str:
-    """The RFC 9457 problem body stored on a failed job (the shape the HTTP errors have)."""
-    problem: dict[str, Any] = {"type": "about:blank", "title": HTTPStatus(status).phrase, "status": status}
-    problem["detail"] = detail
-    if errors is not None:
-        problem["errors"] = errors
-    return json.dumps(problem)
-
-
 @dataclass(frozen=True)
 class JobKind:
-    """How a kind of job runs: ``run(services, job, progress) -> run id`` (None for work that makes no run);
-    idempotent kinds are re-run after a crash."""
+    """How a kind of job runs: ``run(job, progress) -> run id`` (None for work that makes no run); idempotent
+    kinds are re-run after a crash."""
 
-    run: Callable[[Services, JobRow, Progress], str | None]
+    run: Callable[[JobRow, Progress], str | None]
     idempotent: bool = True
 
 
@@ -124,14 +113,31 @@ def _failure(exc: BaseException, timeout_s: float) -> str:
 
 class JobQueue:
     """The Huey queue (created on first use, so building one touches no file) with the ``run_job`` task, and
-    every job operation: submit, read, cancel, execute with heartbeat, reap."""
+    every job operation: submit, read, cancel, execute with heartbeat, reap. ``engines()`` gives the database
+    engines of the current process."""
 
-    def __init__(self, services: Services, kinds: Mapping[str, JobKind]) -> None:
-        self.services = services
-        self.settings = services.settings
+    def __init__(
+        self,
+        settings: Settings,
+        engines: Callable[[], Engines],
+        kinds: Mapping[str, JobKind],
+        passes: Sequence[Callable[[], object]] = (),
+    ) -> None:
+        self.settings = settings
+        self._engines = engines
         self.kinds = kinds
+        self.passes = tuple(passes)
+        """Further work the reaper's thread does on each pass after ``reap`` (freezing ended challenge phases)."""
         self._huey: Huey | None = None
         self._task: Any = None
+
+    @property
+    def engines(self) -> Engines:
+        return self._engines()
+
+    def with_kinds(self, kinds: Mapping[str, JobKind]) -> JobQueue:
+        """A queue on the same settings and database that runs ``kinds``."""
+        return JobQueue(self.settings, self._engines, kinds, self.passes)
 
     @property
     def available(self) -> bool:
@@ -175,7 +181,7 @@ class JobQueue:
         ``existing_run_id`` the job is stored as succeeded at once and nothing is enqueued."""
         if not self.available:
             raise Unavailable("no job queue is configured on this server")
-        engines = self.services.engines
+        engines = self.engines
         now = utcnow()
         job_id = str(uuid.uuid4())
         values: dict[str, Any] = {
@@ -221,7 +227,7 @@ class JobQueue:
         return self.get(job_id)  # type: ignore[return-value]
 
     def get(self, job_id: str) -> JobRow | None:
-        with self.services.engines.read.connect() as conn:
+        with self.engines.read.connect() as conn:
             return repo.get(conn, job_id)
 
     def _owner(self, principal: Principal | None) -> tuple[str | None, str | None] | None:
@@ -241,14 +247,17 @@ class JobQueue:
         return row
 
     def page(
-        self, principal: Principal | None, *, status: str | None, limit: int, before_seq: int | None
-    ) -> tuple[list[JobRow], int | None]:
-        """Jobs newest first and the ``seq`` to continue below (None on the last page)."""
+        self, principal: Principal | None, *, status: str | None, limit: int, cursor: str | None
+    ) -> cursors.Page[JobRow]:
+        """A page of the jobs ``principal`` may see, newest first."""
         owner = self._owner(principal)
-        with self.services.engines.read.connect() as conn:
-            rows = repo.list_page(conn, status=status, limit=limit + 1, before_seq=before_seq, owner=owner)
-        page = rows[:limit]
-        return page, (page[-1].seq if len(rows) > limit else None)
+        before = cursors.decode_seq(cursor)
+        with self.engines.read.connect() as conn:
+            return cursors.keyset_page(
+                lambda n: repo.list_page(conn, status=status, limit=n, before_seq=before, owner=owner),
+                limit,
+                key=lambda r: r.seq,
+            )
 
     def cancel(self, principal: Principal | None, job_id: str, client: str | None) -> JobRow:
         """Cancel: a queued job at once, a running one at its next progress report. The key that made the job or
@@ -263,7 +272,7 @@ class JobQueue:
             raise Forbidden("an anonymous job may be cancelled from its own address, or by an admin")
         if row.status in ("succeeded", "failed"):
             raise Conflict(f"the job has already {row.status}")
-        with self.services.engines.write.begin() as conn:
+        with self.engines.write.begin() as conn:
             repo.request_cancel(conn, job_id, now=utcnow())
         cancelled = self.get(job_id)
         assert cancelled is not None
@@ -272,7 +281,7 @@ class JobQueue:
     def counts_by_status(self) -> dict[str, int]:
         """Jobs per status (every status, zero when absent or when the database is unreachable)."""
         try:
-            with self.services.engines.read.connect() as conn:
+            with self.engines.read.connect() as conn:
                 counts = repo.counts_by_status(conn)
         except SQLAlchemyError:
             counts = {}
@@ -282,7 +291,7 @@ class JobQueue:
 
     def execute(self, job_id: str) -> None:
         """The Huey task: claim, run with heartbeat and progress, store the outcome for this attempt."""
-        engines = self.services.engines
+        engines = self.engines
         with engines.write.begin() as conn:
             attempt = repo.claim(conn, job_id, worker=worker_id(), now=utcnow())
         if attempt is None:
@@ -307,7 +316,7 @@ class JobQueue:
             kind = self.kinds.get(job.kind)
             if kind is None:
                 raise NotFound(f"unknown job kind {job.kind!r}")
-            run_id = kind.run(self.services, job, progress)
+            run_id = kind.run(job, progress)
             status = "succeeded"
         except Cancelled:
             status = "cancelled"
@@ -346,7 +355,7 @@ class JobQueue:
     def _heartbeat(self, job_id: str, attempt: int, live: _Live) -> None:
         while not live.stop.wait(self.settings.job_heartbeat_s):
             try:
-                with self.services.engines.write.begin() as conn:
+                with self.engines.write.begin() as conn:
                     flag = repo.heartbeat(
                         conn, job_id, attempt, now=utcnow(), fraction=live.fraction, message=live.message
                     )
@@ -363,7 +372,7 @@ class JobQueue:
         """A worker stopping mid-job puts the job back as queued-without-message; the reaper or the next worker
         start enqueues it (this process may not take another message while it stops)."""
         try:
-            with self.services.engines.write.begin() as conn:
+            with self.engines.write.begin() as conn:
                 repo.interrupted(conn, job_id, attempt, now=utcnow())
         except Exception:
             log.exception("could not re-queue an interrupted job", extra={"job_id": job_id})
@@ -373,7 +382,7 @@ class JobQueue:
     def reap(self) -> dict[str, int]:
         """One pass: handle stale running jobs, jobs far past their timeout, and jobs queued for too long."""
         s = self.settings
-        engines = self.services.engines
+        engines = self.engines
         now = utcnow()
         grace = max(30.0, 5 * s.job_heartbeat_s)
         with engines.read.connect() as conn:
@@ -417,7 +426,7 @@ class JobQueue:
 
     def _enqueue_all(self, jobs: list[JobRow], now: datetime) -> int:
         for job in jobs:
-            with self.services.engines.write.begin() as conn:
+            with self.engines.write.begin() as conn:
                 repo.mark_enqueued(conn, job.id, now=now)
             self.enqueue(job.id, job.timeout_s)
         return len(jobs)
@@ -425,21 +434,23 @@ class JobQueue:
     def enqueue_interrupted(self) -> int:
         """At worker start: enqueue the jobs a stopping worker put back without a message."""
         now = utcnow()
-        with self.services.engines.read.connect() as conn:
+        with self.engines.read.connect() as conn:
             jobs = [j for j in repo.old_queued(conn, enqueued_before=now) if j.enqueued_at is None]
         return self._enqueue_all(jobs, now)
 
     def start_reaper(self) -> Callable[[], None]:
-        """Run ``reap`` every ``job_reaper_interval_s`` in a daemon thread; returns a function that stops it."""
+        """Run ``reap``, then each of ``passes``, every ``job_reaper_interval_s`` in a daemon thread; returns a
+        function that stops it."""
         stop = threading.Event()
         interval = self.settings.job_reaper_interval_s
 
         def loop() -> None:
             while not stop.wait(interval):
-                try:
-                    self.reap()
-                except Exception:
-                    log.exception("reaper pass failed")
+                for work in (self.reap, *self.passes):
+                    try:
+                        work()
+                    except Exception:
+                        log.exception("reaper pass failed")
 
         thread = threading.Thread(target=loop, name="estibench-reaper", daemon=True)
         thread.start()

@@ -1,5 +1,8 @@
 """Reproduction reports: run a paper's check as a job (its estimator calls go through the run store) and keep
-what it found; list every paper with its status and latest verdict."""
+what it found, claim by claim; list every paper with its status, its claim ledger and badge.
+
+A paper's claims are those of its latest stored report, or else its committed ledger (the statuses of the last
+``make reproduce``), so a fresh install serves them before any check has run here."""
 
 from __future__ import annotations
 
@@ -14,12 +17,12 @@ from db.repositories import reproductions as repo
 from db.repositories import runs as runs_repo
 from db.repositories.jobs import JobRow
 from db.repositories.reproductions import ReportRow
-from service.registry import ESTIMATORS, SCORERS, Progress, no_progress
+from service.registry import ESTIMATORS, SCORERS, Progress
 from service.reproductions import Outcome, Reproduction, catalog, get, status_of
-from usecases import runs
+from service.reproductions.claims import Claim, Ledger, apply, badge, committed
+from usecases import run_requests
 from usecases.api_keys import Principal, require
 from usecases.errors import Conflict, NotFound
-from usecases.runs import CacheKey
 from usecases.version import CODE_VERSION
 
 if TYPE_CHECKING:
@@ -31,11 +34,47 @@ HISTORY = 20
 
 @dataclass(frozen=True)
 class PaperView:
-    """A paper's entry with its status, and its reports (newest first; only the latest in listings)."""
+    """A paper's entry with its status, its reports (newest first; only the latest in listings) and its ledger."""
 
     entry: Reproduction
     status: str
     reports: list[ReportRow]
+    ledger: Ledger
+
+    @property
+    def badge(self) -> str:
+        return badge(self.ledger.claims)
+
+
+def stored_parts(row: ReportRow) -> tuple[dict[str, Any], list[Claim] | None]:
+    """A stored report's figures and claims (reports stored before the ledger hold figures only)."""
+    stored = json.loads(row.figures)
+    if set(stored) == {"figures", "claims"}:
+        return stored["figures"], [Claim.model_validate(c) for c in stored["claims"]]
+    return stored, None
+
+
+def report_badge(row: ReportRow) -> str:
+    """A report's badge (``not_checked`` for reports stored before the ledger, which judged no claim)."""
+    claims = stored_parts(row)[1]
+    return badge(claims) if claims is not None else "not_checked"
+
+
+def ledger_of(entry: Reproduction, latest: ReportRow | None) -> Ledger:
+    """The latest report's claims, or else the committed ledger."""
+    claims = stored_parts(latest)[1] if latest is not None else None
+    if claims is None:
+        return committed(entry.paper)
+    assert latest is not None
+    return Ledger(paper=entry.paper, code_version=latest.code_version, date=utc_date(latest), claims=claims)
+
+
+def utc_date(row: ReportRow) -> str:
+    return row.created_at.astimezone(UTC).strftime("%Y-%m-%d")
+
+
+def _view(entry: Reproduction, status: str, reports: list[ReportRow]) -> PaperView:
+    return PaperView(entry, status, reports, ledger_of(entry, reports[0] if reports else None))
 
 
 def _registered() -> set[str]:
@@ -54,7 +93,7 @@ def list_papers(services: Services) -> list[PaperView]:
     registered = _registered()
     with services.engines.read.connect() as conn:
         latest = repo.latest_per_paper(conn)
-    return [PaperView(e, status_of(e, registered), [latest[e.paper]] if e.paper in latest else []) for e in catalog()]
+    return [_view(e, status_of(e, registered), [latest[e.paper]] if e.paper in latest else []) for e in catalog()]
 
 
 def paper(services: Services, slug: str) -> PaperView:
@@ -62,7 +101,7 @@ def paper(services: Services, slug: str) -> PaperView:
     entry = _entry(slug)
     with services.engines.read.connect() as conn:
         reports = repo.history(conn, slug, HISTORY)
-    return PaperView(entry, status_of(entry, _registered()), reports)
+    return _view(entry, status_of(entry, _registered()), reports)
 
 
 def report(services: Services, slug: str, report_id: str) -> tuple[Reproduction, ReportRow]:
@@ -93,42 +132,57 @@ def request_run(services: Services, principal: Principal | None, slug: str, clie
     )
 
 
-def _run_step(services: Services, name: str, params: dict[str, Any]) -> tuple[str, dict]:
-    """One estimator call of a check through the run store: (run id, result). The runs are public like the report
-    that lists them, so they are stored without a key (a run made with a key is visible only to it and admins)."""
-    spec = ESTIMATORS[name]
-    model = spec.params_model.model_validate(params)
-    params_json = runs.canonical_params(model)
-    key: CacheKey = ("estimator", spec.name, spec.version, runs.sha256_hex(params_json))
-    row, _ = runs.stored_or_computed(services.engines, key, params_json, lambda: spec.fn(model, no_progress), None)
-    return row.id, json.loads(row.result)
+def _run_step(services: Services, name: str, params: dict[str, Any], progress: Progress) -> tuple[str, dict]:
+    """One estimator call of a check, through the one run use case inside this job (caps and slot apply; over
+    the synchronous budget it runs here, never as a nested job): (run id, result). The runs are public like the
+    report that lists them, so they are made without a key (a run made with a key is visible only to it and
+    admins)."""
+    spec = run_requests.find_spec("estimator", name)
+    request = run_requests.make_request(spec, spec.params_model.model_validate(params), None)
+    outcome = run_requests.run(services, request, client=None, progress=progress, in_job=True)
+    assert isinstance(outcome, run_requests.Answered)
+    return outcome.run.id, json.loads(outcome.run.result)
+
+
+def _step_progress(progress: Progress, step: int, steps: int) -> Progress:
+    """The job's progress for one step of ``steps``: its fractions scaled into the step's share."""
+
+    def scaled(fraction: float, message: str = "") -> None:
+        progress((step + fraction) / steps, message)
+
+    return scaled
 
 
 def run_check(services: Services, slug: str, job_id: str | None, progress: Progress) -> str:
     """Run the check of ``slug`` now and store its report; returns the report id."""
     entry = _entry(slug)
     start = time.perf_counter()
+    report_id = str(uuid.uuid4())
     run_ids: list[str] = []
     if entry.unavailable:
-        outcome = Outcome("not_reproducible", {}, entry.unavailable)
+        outcome = Outcome({}, entry.unavailable)
     else:
         assert entry.judge is not None
         results = []
-        for i, step in enumerate(entry.steps):
-            progress(i / max(len(entry.steps), 1), f"running {step.name}")
-            run_id, result = _run_step(services, step.name, dict(step.params))
+        steps = entry.steps
+        for i, step in enumerate(steps):
+            progress(i / max(len(steps), 1), f"running {step.name}")
+            run_id, result = _run_step(services, step.name, dict(step.params), _step_progress(progress, i, len(steps)))
             run_ids.append(run_id)
             results.append(result)
         outcome = entry.judge(results)
-    progress(1.0, outcome.verdict)
+    plot_url = f"/v1/reproductions/{slug}/reports/{report_id}/plot" if entry.plot and not entry.unavailable else None
+    claims = apply(committed(slug).claims, outcome.findings, run_ids, plot_url)
+    progress(1.0, badge(claims))
+    stored = {"figures": dict(outcome.figures), "claims": [c.model_dump(mode="json") for c in claims]}
     row = ReportRow(
         seq=0,
-        id=str(uuid.uuid4()),
+        id=report_id,
         paper=slug,
-        verdict=outcome.verdict,
+        verdict=badge(claims),
         claim=entry.claim,
         reason=outcome.reason,
-        figures=json.dumps(dict(outcome.figures), sort_keys=True, allow_nan=False),
+        figures=json.dumps(stored, sort_keys=True, allow_nan=False),
         run_ids=json.dumps(run_ids),
         code_version=CODE_VERSION,
         duration_ms=round((time.perf_counter() - start) * 1000.0, 3),
@@ -145,8 +199,9 @@ def run_reproduction_job(services: Services, job: JobRow, progress: Progress) ->
     run_check(services, job.name, job.id, progress)
 
 
-def report_figure(services: Services, entry: Reproduction, row: ReportRow) -> Any:
-    """The report's plot, drawn from the stored runs it used (the judge's own figures for run-less checks)."""
+def report_plot_inputs(services: Services, entry: Reproduction, row: ReportRow) -> tuple[list[Any], dict[str, Any]]:
+    """What the report's plot is drawn from: the stored results of the runs it used, and its outcome's fields
+    (the judge's own figures for run-less checks)."""
     if entry.plot is None:
         raise NotFound(f"the {entry.paper} check has no plot")
     results = []
@@ -156,5 +211,12 @@ def report_figure(services: Services, entry: Reproduction, row: ReportRow) -> An
             if stored is None:
                 raise NotFound(f"run {run_id} of this report is gone")
             results.append(json.loads(stored.result))
-    outcome = Outcome(row.verdict, json.loads(row.figures), row.reason)  # type: ignore[arg-type]
+    return results, {"figures": stored_parts(row)[0], "reason": row.reason}
+
+
+def draw_report(paper: str, results: list[Any], fields: dict[str, Any]) -> Any:
+    """The plot of paper ``paper``'s check, from ``report_plot_inputs``."""
+    entry = get(paper)
+    assert entry is not None and entry.plot is not None
+    outcome = Outcome(fields["figures"], fields["reason"])
     return entry.plot(results, outcome)

@@ -3,28 +3,33 @@ the job queue. Building one opens no connection and creates no file; both entry 
 and the worker) build one from ``Settings``."""
 
 import os
-from functools import cached_property
+from collections.abc import Callable
+from datetime import datetime
+from functools import cached_property, partial
 
 from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from db.engine import Engines, make_engines
 from usecases.benchmarks import run_rescore_job
-from usecases.estimator_runs import run_job
+from usecases.clock import utcnow
 from usecases.health import DatabaseProbe
 from usecases.jobs import JobKind, JobQueue
+from usecases.phases import freeze_due
 from usecases.reproductions import run_reproduction_job
-from usecases.scorer_runs import run_job as run_scorer_job
+from usecases.run_requests import run_job
 from usecases.settings import Settings
 
-JOB_KINDS: dict[str, JobKind] = {
-    "estimator": JobKind(run_job),
-    "scorer": JobKind(run_scorer_job),
-    "rescore": JobKind(run_rescore_job, idempotent=False),
-    "reproduction": JobKind(run_reproduction_job, idempotent=False),
-}
-"""Every kind of job: ``estimator`` and ``scorer`` runs (re-run after a crash), ``rescore`` of a benchmark and a paper's
-``reproduction`` check (neither re-run)."""
+
+def job_kinds(services: "Services") -> dict[str, JobKind]:
+    """Every kind of job, run on ``services``: ``estimator`` and ``scorer`` runs (re-run after a crash), ``rescore``
+    of a benchmark and a paper's ``reproduction`` check (neither re-run)."""
+    return {
+        "estimator": JobKind(partial(run_job, services)),
+        "scorer": JobKind(partial(run_job, services)),
+        "rescore": JobKind(partial(run_rescore_job, services), idempotent=False),
+        "reproduction": JobKind(partial(run_reproduction_job, services), idempotent=False),
+    }
 
 
 class Services:
@@ -32,7 +37,9 @@ class Services:
         self.settings = settings
         self._engines: Engines | None = None
         self._pid = os.getpid()
-        self.jobs = JobQueue(self, JOB_KINDS)
+        self.clock: Callable[[], datetime] = utcnow
+        """The current instant as challenge phases read it (a test sets another to move past a phase's end)."""
+        self.jobs = JobQueue(settings, lambda: self.engines, job_kinds(self), passes=(partial(freeze_due, self),))
 
     @property
     def engines(self) -> Engines:

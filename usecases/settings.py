@@ -18,6 +18,18 @@ def sqlite_path(database_url: str) -> Path | None:
     return Path(database) if database and database != ":memory:" else None
 
 
+def read_secret_file(path: Path, variable: str) -> str:
+    """A secret kept in a file (a container secret such as ``/run/secrets/…``): the file's text without its trailing
+    line break; an unreadable or empty file is an error naming ``variable``."""
+    try:
+        value = path.read_text().rstrip("\r\n")
+    except OSError as e:
+        raise ValueError(f"{variable}: cannot read {path} ({e.strerror})") from None
+    if not value:
+        raise ValueError(f"{variable}: {path} is empty")
+    return value
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="ESTIBENCH_", extra="ignore")
 
@@ -27,6 +39,13 @@ class Settings(BaseSettings):
     port: int = 8000
     admin_key: str | None = None
     secret_key: str | None = None
+    admin_key_file: Path | None = Field(default=None, description="A file holding the admin key, instead of ADMIN_KEY.")
+    secret_key_file: Path | None = Field(
+        default=None, description="A file holding the secret key, instead of SECRET_KEY."
+    )
+    database_password_file: Path | None = Field(
+        default=None, description="A file holding the database password, put into database_url (which then has none)."
+    )
     redis_url: str | None = None
     require_keys: bool = False
     data_dir: Path = Field(
@@ -71,6 +90,26 @@ class Settings(BaseSettings):
         description="Addresses whose X-Forwarded-For / X-Forwarded-Proto are trusted (uvicorn --forwarded-allow-ips; "
         "scripts/serve.sh); empty: proxy headers are ignored.",
     )
+
+    @model_validator(mode="after")
+    def _secrets_from_files(self) -> "Settings":
+        """``ESTIBENCH_ADMIN_KEY_FILE``, ``ESTIBENCH_SECRET_KEY_FILE`` and ``ESTIBENCH_DATABASE_PASSWORD_FILE``: the
+        values come from files (compose secrets), so they appear in no environment; a value given both ways is an
+        error."""
+        for name in ("admin_key", "secret_key"):
+            path = getattr(self, f"{name}_file")
+            if path is not None:
+                variable = f"ESTIBENCH_{name.upper()}"
+                if getattr(self, name):
+                    raise ValueError(f"set {variable} or {variable}_FILE, not both")
+                setattr(self, name, read_secret_file(path, f"{variable}_FILE"))
+        if self.database_password_file is not None:
+            url = make_url(self.database_url)
+            if url.password is not None:
+                raise ValueError("ESTIBENCH_DATABASE_URL has a password and ESTIBENCH_DATABASE_PASSWORD_FILE is set")
+            password = read_secret_file(self.database_password_file, "ESTIBENCH_DATABASE_PASSWORD_FILE")
+            self.database_url = url.set(password=password).render_as_string(hide_password=False)
+        return self
 
     @model_validator(mode="after")
     def _production_needs_secrets(self) -> "Settings":

@@ -13,6 +13,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +26,7 @@ from usecases.settings import Settings
 
 log = logging.getLogger("estibench.worker")
 PR_SET_PDEATHSIG = 1
+INTERRUPT_JOIN_S = 30.0
 
 
 def die_with_parent(parent_pid: int) -> None:
@@ -49,6 +51,15 @@ class OrphanFreeProcesses(ProcessEnvironment):
     def init_child(self, process: Any) -> None:
         die_with_parent(self.parent_pid)
         super().init_child(process)
+
+    def interrupt_workers(self, procs: list[Any]) -> None:
+        """Huey's interrupt (SIGTERM to each child, then a 1 s join), then up to ``INTERRUPT_JOIN_S`` more for the
+        children to put their jobs back: on a loaded machine the re-queue write can take longer than 1 s, and once
+        the consumer exits the kernel kills the children (``PR_SET_PDEATHSIG``), leaving the job 'running'."""
+        super().interrupt_workers(procs)
+        deadline = time.monotonic() + INTERRUPT_JOIN_S
+        for proc in procs:
+            proc.join(max(deadline - time.monotonic(), 0))
 
 
 class WorkerConsumer(Consumer):

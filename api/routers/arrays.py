@@ -1,43 +1,21 @@
 """``POST /v1/arrays`` (npy upload, content-addressed) and ``GET /v1/arrays/{id}``."""
 
-from typing import Annotated, Any
+from typing import Annotated
 
 import anyio
 from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field
 
 from api import arrays
-from api.auth import CHECK_CREDENTIALS, OptionalCaller
+from api.auth import CHECK_CREDENTIALS, OptionalCaller, RunCaller
 from api.deps import ServicesDep
 from api.problems import COMMON, ApiError, responses
+from api.schemas.arrays import ArrayOut, array_json
 from service.types import ARRAY_REF_PATTERN
-from usecases.api_keys import require_for_runs
 from usecases.arrays import array_meta, store_array
-from usecases.clock import utc_iso
 from usecases.errors import Forbidden, NotFound, Unauthorized, Unavailable
 
 ArrayId = Annotated[str, Path(pattern=ARRAY_REF_PATTERN, description="sha256:<64 hex>, as POST returned it.")]
-
-
-class ArrayOut(BaseModel):
-    """An uploaded array; pass ``{"array": id}`` in place of any array-valued parameter."""
-
-    id: str = Field(description="sha256:<hex> of the canonical npy file (np.save's version 1.0 header + data).")
-    dtype: str
-    shape: list[int]
-    nbytes: int
-    created_at: str
-
-
-def _out(meta: Any) -> dict:
-    return {
-        "id": f"sha256:{meta.sha256}",
-        "dtype": meta.dtype,
-        "shape": list(meta.shape),
-        "nbytes": meta.nbytes,
-        "created_at": utc_iso(meta.created_at),
-    }
 
 
 UPLOAD_MEDIA_TYPES = (arrays.NPY_MEDIA_TYPE, "application/octet-stream")
@@ -68,10 +46,9 @@ def build_router(max_array_bytes: int) -> APIRouter:
         openapi_extra=NPY_BODY,
         max_body_size=max_array_bytes + 12 + arrays.MAX_HEADER,
     )
-    async def upload_array(request: Request, principal: OptionalCaller, services: ServicesDep) -> JSONResponse:
+    async def upload_array(request: Request, principal: RunCaller, services: ServicesDep) -> JSONResponse:
         """Upload an .npy body (``application/x-npy`` or ``application/octet-stream``); the same content always gets
         the same id (deduplicated)."""
-        require_for_runs(services, principal)
         media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
         if media not in UPLOAD_MEDIA_TYPES:
             raise ApiError(415, f"send the array as {' or '.join(UPLOAD_MEDIA_TYPES)} (an .npy file)")
@@ -94,11 +71,12 @@ def build_router(max_array_bytes: int) -> APIRouter:
             meta = await anyio.to_thread.run_sync(store_array, services, sha, dtype, shape, data, principal)
         finally:
             budget.release(len(data))
-        return JSONResponse(_out(meta), status_code=201, headers={"Location": f"/v1/arrays/sha256:{sha}"})
+        return JSONResponse(array_json(meta), status_code=201, headers={"Location": f"/v1/arrays/sha256:{sha}"})
 
     @router.get("/{array_id}", response_model=ArrayOut, responses=responses(NotFound, 422, 500))
-    def get_array(array_id: ArrayId, services: ServicesDep) -> JSONResponse:
-        """Metadata of an uploaded array."""
-        return JSONResponse(_out(array_meta(services, array_id)))
+    def get_array(array_id: ArrayId, principal: OptionalCaller, services: ServicesDep) -> JSONResponse:
+        """Metadata of an uploaded array the caller may use: an anonymous upload, or a keyed one its key (or an
+        identical upload by that key) made; admins see any."""
+        return JSONResponse(array_json(array_meta(services, principal, array_id)))
 
     return router

@@ -3,152 +3,57 @@
 import csv
 import io
 import json
-from datetime import datetime
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Response
+from fastapi import APIRouter, Depends, Path, Query, Response
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, Field, StringConstraints
 
-from api.auth import CHECK_CREDENTIALS, KeyHolder, OptionalCaller
-from api.deps import ClientAddress, ServicesDep
+from api.auth import CHECK_CREDENTIALS, Admin, AnyKey, BenchmarksWrite, OptionalCaller
+from api.deps import ClientAddress, PageQuery, Paging, ServicesDep, page_query
 from api.problems import COMMON, responses
-from service.types import MAX_JSON_ARRAY, StrictModel
-from usecases import benchmarks
-from usecases.benchmarks import BenchmarkView
+from api.schemas.benchmarks import (
+    AnswerKeyIn,
+    AnswerKeyVersionItems,
+    AnswerKeyVersionList,
+    AnswerKeyVersionOut,
+    BenchmarkDetail,
+    BenchmarkIn,
+    BenchmarkList,
+    BenchmarkOut,
+    CompareOut,
+    CrossModalOut,
+    Leaderboard,
+    RescoreOut,
+)
+from usecases import benchmarks, phases
+from usecases.benchmarks import BenchmarkView, NewVersion, VersionView
 from usecases.clock import utc_iso
 from usecases.errors import Conflict, Forbidden, NotFound, Unauthorized
 
-Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+
+@dataclass(frozen=True)
+class LeaderboardQuery:
+    """What a leaderboard page shows: a split, the metric ranked by (default the primary), each model's best or
+    latest submission, and which page."""
+
+    split: Literal["public", "private"]
+    metric: str | None
+    rank_by: Literal["best", "latest"]
+    page: PageQuery
 
 
-class AnswerKeyIn(StrictModel):
-    items: list[dict[str, Any]] = Field(
-        min_length=1,
-        max_length=MAX_JSON_ARRAY,
-        description="Items of the scorer's answer_key_item_schema; each has a unique item_id and a split "
-        "(public by default, or private).",
-    )
+def leaderboard_query(
+    split: Literal["public", "private"] = "public",
+    metric: Annotated[str | None, Query(max_length=64)] = None,
+    rank_by: Literal["best", "latest"] = "best",
+    page: Annotated[PageQuery, Depends(page_query(100))] = PageQuery(100, None),
+) -> LeaderboardQuery:
+    return LeaderboardQuery(split, metric, rank_by, page)
 
 
-class BenchmarkIn(StrictModel):
-    name: Name = Field(description="Unique name (letters, digits, . _ -).")
-    scorer: str = Field(max_length=64, description="A registered scorer (GET /v1/scorers).")
-    description: str = Field(default="", max_length=4000)
-    scorer_params: dict[str, Any] = Field(default_factory=dict, description="The scorer's params, fixed for good.")
-    max_submissions_per_day: int = Field(
-        default=0, ge=0, le=100_000, description="Successful submissions per key per UTC day; 0 = the server default."
-    )
-    answer_key: AnswerKeyIn
-
-
-class VersionOut(BaseModel):
-    version: int
-    sha256: str
-    n_public: int
-    n_private: int
-    created_at: datetime
-
-
-class BenchmarkOut(BaseModel):
-    id: str
-    name: str
-    scorer: str
-    description: str
-    scorer_params: dict[str, Any]
-    max_submissions_per_day: int
-    answer_key_version: int
-    answer_key_sha256: str
-    primary_metric: str
-    created_at: datetime
-
-
-class BenchmarkDetail(BenchmarkOut):
-    versions: list[VersionOut]
-
-
-class BenchmarkList(BaseModel):
-    items: list[BenchmarkOut]
-    next_cursor: str | None
-
-
-class AnswerKeyVersionOut(BaseModel):
-    benchmark_id: str
-    answer_key_version: int = Field(description="The current version after the call.")
-    answer_key_sha256: str
-    created: bool = Field(
-        description="False when the content is the current version's (nothing changed); an earlier version's "
-        "content becomes a new current version."
-    )
-    rescored: int | None = Field(description="Submissions re-scored inline (null when a job does it).")
-    rescore_job_id: str | None = Field(description="The job re-scoring the stored submissions (GET /v1/jobs/{id}).")
-
-
-class RescoreOut(BaseModel):
-    benchmark_id: str
-    answer_key_version: int
-    rescored: int
-
-
-class LeaderboardRow(BaseModel):
-    rank: int
-    model: str
-    submission_id: str
-    submitted_at: datetime
-    answer_key_version: int = Field(description="The answer-key version these scores are against.")
-    pending: bool = Field(
-        description="True while the re-scoring after a new answer-key version has not reached this submission: "
-        "the scores are its previous version's."
-    )
-    scores: dict[str, dict[str, Any]]
-
-
-class Leaderboard(BaseModel):
-    benchmark_id: str
-    split: str
-    metric: str
-    higher_is_better: bool
-    rank_by: str
-    answer_key_version: int
-    items: list[LeaderboardRow]
-    next_cursor: str | None
-
-
-class CompareOut(BaseModel):
-    a: str
-    b: str
-    split: str
-    metric: str = Field(description="The metric whose per-item values were compared.")
-    n_common: int
-    test: Literal["mcnemar_exact", "wilcoxon_signed_rank", "paired_bootstrap"]
-    mean_a: float
-    mean_b: float
-    result: dict[str, Any]
-
-
-class CrossModalOut(BaseModel):
-    """RAVEN-Bench's cross-modal gain of one model's submissions, one per input setting."""
-
-    benchmark_id: str
-    split: str
-    answer_key_version: int
-    submissions: dict[str, str] = Field(description="Setting (eo_only, ir_only, eo_ir) → submission id.")
-    s_main: dict[str, float] = Field(description="S_main of each given setting.")
-    g_cm: float | None = Field(
-        description="S_main(eo_ir) − max(S_main(eo_only), S_main(ir_only)); null unless all three settings are given."
-    )
-    reliance_eo: float | None = Field(description="S_main(eo_only)/S_main(eo_ir) [R].")
-    reliance_ir: float | None = Field(description="S_main(ir_only)/S_main(eo_ir) [R].")
-    modality_matrix: dict[str, dict[str, float | None]] = Field(
-        description="Setting → accuracy per modality requirement (EO, IR, EO+IR) [R]."
-    )
-    without_required_modality: dict[str, float | None] = Field(
-        description="Accuracy on IR questions in eo_only and on EO questions in ir_only [R]."
-    )
-    missing_settings: list[str]
-    reconstructed: list[str]
-
-
+LeaderboardParams = Annotated[LeaderboardQuery, Depends(leaderboard_query)]
+"""The query of the leaderboard in each of its formats (100 rows a page by default)."""
 router = APIRouter(
     prefix="/v1/benchmarks", tags=["benchmarks"], dependencies=[CHECK_CREDENTIALS], responses=responses(Unauthorized)
 )
@@ -175,7 +80,7 @@ def _out(view: BenchmarkView) -> dict[str, Any]:
 
 
 @router.post("", status_code=201, response_model=BenchmarkOut, responses=responses(*COMMON, *WRITE, Conflict))
-def create_benchmark(body: BenchmarkIn, caller: KeyHolder, services: ServicesDep) -> dict[str, Any]:
+def create_benchmark(body: BenchmarkIn, caller: BenchmarksWrite, services: ServicesDep) -> dict[str, Any]:
     """Register a benchmark with its scorer, fixed scorer params and answer key (version 1)."""
     view = benchmarks.create_benchmark(
         services,
@@ -191,13 +96,9 @@ def create_benchmark(body: BenchmarkIn, caller: KeyHolder, services: ServicesDep
 
 
 @router.get("", response_model=BenchmarkList, responses=responses(422, 500))
-def list_benchmarks(
-    services: ServicesDep,
-    limit: Annotated[int, Query(ge=1, le=100)] = 50,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
-) -> dict[str, Any]:
+def list_benchmarks(services: ServicesDep, page: Paging) -> dict[str, Any]:
     """Benchmarks ordered by name; pass ``next_cursor`` back as ``cursor``."""
-    views, next_cursor = benchmarks.list_benchmarks(services, limit, cursor)
+    views, next_cursor = benchmarks.list_benchmarks(services, page.limit, page.cursor)
     return {"items": [_out(v) for v in views], "next_cursor": next_cursor}
 
 
@@ -215,7 +116,7 @@ def get_benchmark(benchmark_id: str, services: ServicesDep) -> dict[str, Any]:
 def put_answer_key(
     benchmark_id: str,
     body: AnswerKeyIn,
-    caller: KeyHolder,
+    caller: BenchmarksWrite,
     services: ServicesDep,
     client: ClientAddress,
     response: Response,
@@ -225,6 +126,11 @@ def put_answer_key(
     makes a new version with that content): as a job (``rescore_job_id``, ``Location``) when a job queue
     runs, else inline (``rescored`` = how many)."""
     new = benchmarks.put_answer_key(services, caller, benchmark_id, body.items, client)
+    return _new_version(benchmark_id, new, response)
+
+
+def _new_version(benchmark_id: str, new: NewVersion, response: Response) -> dict[str, Any]:
+    """The answer to a new current answer key: 201 when a version was made (``Location``: its re-scoring job)."""
     if new.created:
         response.status_code = 201
     if new.rescore_job is not None:
@@ -239,8 +145,60 @@ def put_answer_key(
     }
 
 
+VersionNumber = Annotated[int, Path(ge=1, le=2**31 - 1, description="An answer-key version (1 is the first).")]
+OWNERS = (Unauthorized, Forbidden, NotFound)
+
+
+def _version(view: VersionView) -> dict[str, Any]:
+    return {**view.row.__dict__, "current": view.current}
+
+
+@router.get(
+    "/{benchmark_id}/answer-key/versions",
+    response_model=AnswerKeyVersionList,
+    responses=responses(*OWNERS, 422, 500),
+)
+def answer_key_versions(benchmark_id: str, caller: AnyKey, services: ServicesDep, page: Paging) -> dict[str, Any]:
+    """The answer-key versions, newest first, with the current one marked (owners and admins); never the items."""
+    views, next_cursor = benchmarks.answer_key_versions(services, caller, benchmark_id, page.limit, page.cursor)
+    return {"items": [_version(v) for v in views], "next_cursor": next_cursor}
+
+
+@router.get(
+    "/{benchmark_id}/answer-key/versions/{version}",
+    response_model=AnswerKeyVersionItems,
+    responses=responses(*OWNERS, 422, 500),
+)
+def answer_key_version(
+    benchmark_id: str, version: VersionNumber, caller: AnyKey, services: ServicesDep
+) -> dict[str, Any]:
+    """One answer-key version with its items, the private split's included (owners and admins)."""
+    view = benchmarks.answer_key_version(services, caller, benchmark_id, version)
+    return {**_version(view), "benchmark_id": benchmark_id, "items": view.items}
+
+
+@router.post(
+    "/{benchmark_id}/answer-key/versions/{version}/restore",
+    response_model=AnswerKeyVersionOut,
+    responses=responses(*WRITE, NotFound, 422, 500),
+)
+def restore_answer_key(
+    benchmark_id: str,
+    version: VersionNumber,
+    caller: BenchmarksWrite,
+    services: ServicesDep,
+    client: ClientAddress,
+    response: Response,
+) -> dict[str, Any]:
+    """Make an earlier version's items the current answer key, as a PUT of those items does: a new version (201)
+    and a re-scoring of every submission (a job, or inline), or nothing when they are the current content (200);
+    audited as ``answer_key.restored`` with the version restored."""
+    new = benchmarks.restore_answer_key(services, caller, benchmark_id, version, client)
+    return _new_version(benchmark_id, new, response)
+
+
 @router.post("/{benchmark_id}/rescore", response_model=RescoreOut, responses=responses(*WRITE, NotFound, 422, 500))
-def rescore(benchmark_id: str, caller: KeyHolder, services: ServicesDep) -> dict[str, Any]:
+def rescore(benchmark_id: str, caller: Admin, services: ServicesDep) -> dict[str, Any]:
     """Admin: a new scoring of every submission against the current version; earlier score rows are kept."""
     version, n = benchmarks.rescore(services, caller, benchmark_id)
     return {"benchmark_id": benchmark_id, "answer_key_version": version, "rescored": n}
@@ -248,18 +206,27 @@ def rescore(benchmark_id: str, caller: KeyHolder, services: ServicesDep) -> dict
 
 def _csv(rows: list[dict[str, Any]], metrics: list[str]) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    w = csv.writer(buf, lineterminator="\r\n")  # RFC 4180; also quotes a cell holding a lone CR or LF
     w.writerow(
         ["rank", "model", "submission_id", "submitted_at", "answer_key_version"]
         + [c for m in metrics for c in (m, f"{m}_ci_low", f"{m}_ci_high")]
     )
     for r in rows:
-        cells = [r["rank"], r["model"], r["submission_id"], utc_iso(r["submitted_at"]), r["answer_key_version"]]
+        cells = [r["rank"], _text(r["model"]), r["submission_id"], utc_iso(r["submitted_at"]), r["answer_key_version"]]
         for m in metrics:
             s = r["scores"].get(m) or {}
             cells += [_num(s.get("value")), _num(s.get("ci_low")), _num(s.get("ci_high"))]
         w.writerow(cells)
     return buf.getvalue()
+
+
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+"""First characters that make a spreadsheet read a cell as a formula (OWASP, CSV injection)."""
+
+
+def _text(value: str) -> str:
+    """A user-provided text cell: prefixed with ``'`` when it starts like a formula, so it stays text."""
+    return "'" + value if value.startswith(FORMULA_STARTS) else value
 
 
 def _num(x: float | None) -> str:
@@ -290,17 +257,21 @@ def leaderboard(
     benchmark_id: str,
     services: ServicesDep,
     principal: OptionalCaller,
-    split: Literal["public", "private"] = "public",
-    metric: Annotated[str | None, Query(max_length=64)] = None,
-    rank_by: Literal["best", "latest"] = "best",
-    limit: Annotated[int, Query(ge=1, le=100)] = 100,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    query: LeaderboardParams,
     format: Literal["json", "csv", "ndjson"] = "json",
 ) -> Response:
     """Ranked rows of the current answer-key version (withdrawn submissions hidden). ``format=csv`` has the columns
     ``rank,model,submission_id,submitted_at,answer_key_version`` then ``<m>,<m>_ci_low,<m>_ci_high`` per metric."""
+    phases.freeze_ended(services, benchmark_id)
     page = benchmarks.leaderboard(
-        services, principal, benchmark_id, split=split, metric=metric, rank_by=rank_by, limit=limit, cursor=cursor
+        services,
+        principal,
+        benchmark_id,
+        split=query.split,
+        metric=query.metric,
+        rank_by=query.rank_by,
+        limit=query.page.limit,
+        cursor=query.page.cursor,
     )
     headers = {"X-Next-Cursor": page.next_cursor} if page.next_cursor else {}
     if format == "csv":
@@ -334,14 +305,10 @@ def leaderboard_csv(
     benchmark_id: str,
     services: ServicesDep,
     principal: OptionalCaller,
-    split: Literal["public", "private"] = "public",
-    metric: Annotated[str | None, Query(max_length=64)] = None,
-    rank_by: Literal["best", "latest"] = "best",
-    limit: Annotated[int, Query(ge=1, le=100)] = 100,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    query: LeaderboardParams,
 ) -> Response:
     """``leaderboard?format=csv`` as an operation of its own, with one response type (for generated clients)."""
-    return leaderboard(benchmark_id, services, principal, split, metric, rank_by, limit, cursor, "csv")
+    return leaderboard(benchmark_id, services, principal, query, "csv")
 
 
 @router.get(
@@ -353,14 +320,10 @@ def leaderboard_ndjson(
     benchmark_id: str,
     services: ServicesDep,
     principal: OptionalCaller,
-    split: Literal["public", "private"] = "public",
-    metric: Annotated[str | None, Query(max_length=64)] = None,
-    rank_by: Literal["best", "latest"] = "best",
-    limit: Annotated[int, Query(ge=1, le=100)] = 100,
-    cursor: Annotated[str | None, Query(max_length=512)] = None,
+    query: LeaderboardParams,
 ) -> Response:
     """``leaderboard?format=ndjson`` as an operation of its own, with one response type (for generated clients)."""
-    return leaderboard(benchmark_id, services, principal, split, metric, rank_by, limit, cursor, "ndjson")
+    return leaderboard(benchmark_id, services, principal, query, "ndjson")
 
 
 @router.get(
@@ -382,6 +345,7 @@ def compare(
     """Paired comparison of two submissions on the per-item values of ``metric`` (default the primary; one of the
     scorer's ``paired_tests``) for their common items of the current version: exact McNemar when every value is
     0/1, else the scorer's declared test (Wilcoxon signed-rank, or a seeded paired percentile bootstrap)."""
+    phases.freeze_ended(services, benchmark_id)
     result = benchmarks.compare(
         services, principal, benchmark_id, a, b, split=split, metric=metric, n_resamples=n_resamples, seed=seed
     )
@@ -406,7 +370,8 @@ def raven_cross_modal(
         ),
     ],
     split: Literal["public", "private"] = "public",
-) -> dict[str, Any]:
+) -> benchmarks.CrossModalGain:
     """RAVEN-Bench cross-modal gain G_cm = S_main(eo_ir) − max(S_main(eo_only), S_main(ir_only)) and modality
     reliance from the latest scorings of the given submissions against the current answer-key version."""
+    phases.freeze_ended(services, benchmark_id)
     return benchmarks.raven_cross_modal(services, principal, benchmark_id, submissions.split(","), split=split)

@@ -1,49 +1,21 @@
 """Estimator catalog and one typed ``POST /v1/estimators/{name}`` route per registered estimator."""
 
+from functools import partial
 from typing import Any
 
 import anyio
 from fastapi import APIRouter, Request, Response
-from pydantic import BaseModel, Field
 
 from api.auth import CHECK_CREDENTIALS
 from api.deps import ClientAddress, ServicesDep
 from api.envelope import envelope_json, typed_envelope
-from api.fastpath import opened_call
+from api.fastpath import opened_request
 from api.problems import COMMON, responses
-from api.routers.jobs import JobOut, job_response
+from api.schemas.estimators import EstimatorDetail, EstimatorList, EstimatorSummary
+from api.schemas.jobs import ABOVE_BUDGET, job_response
 from service.registry import ESTIMATORS, EstimatorSpec
 from usecases.errors import Forbidden, NotFound, QuotaExceeded, Unauthorized, Unavailable
-from usecases.estimator_runs import Answered, complete_call, estimator
-
-
-class EstimatorSummary(BaseModel):
-    name: str
-    version: str
-    family: str
-    summary: str
-    paper: str = Field(description="The paper's short title.")
-    citation: str
-
-
-class EstimatorList(BaseModel):
-    items: list[EstimatorSummary]
-
-
-class EstimatorDetail(EstimatorSummary):
-    params_schema: dict[str, Any]
-    result_schema: dict[str, Any]
-    cost_unit: str
-    sync_budget: float
-    hard_cap: float = Field(description="Requests whose cost exceeds this are refused (422).")
-
-
-ABOVE_BUDGET: dict[int | str, dict[str, Any]] = {
-    202: {
-        "model": JobOut,
-        "description": "The cost exceeds the synchronous budget: the run was queued as a job; poll `Location`.",
-    }
-}
+from usecases.run_requests import Answered, find_spec, run
 
 
 def _summary(spec: EstimatorSpec) -> dict[str, Any]:
@@ -61,8 +33,7 @@ def params_component(spec: EstimatorSpec) -> str:
 
 def _make_endpoint(spec: EstimatorSpec) -> Any:
     async def endpoint(request: Request, services: ServicesDep, client: ClientAddress) -> Response:
-        call = await opened_call(request, spec, services)
-        outcome = await anyio.to_thread.run_sync(complete_call, services, call, client)
+        outcome = await anyio.to_thread.run_sync(partial(run, services, opened_request(request), client=client))
         if isinstance(outcome, Answered):
             return Response(envelope_json(outcome.run, cached=outcome.cached), media_type="application/json")
         return job_response(outcome.job, 202)
@@ -109,7 +80,7 @@ def build_router() -> APIRouter:
     )
     def get_estimator(name: str) -> dict[str, Any]:
         """One estimator with the JSON Schemas of its params and result."""
-        spec = estimator(name)
+        spec = find_spec("estimator", name)
         return {
             **_summary(spec),
             "params_schema": spec.params_model.model_json_schema(),

@@ -1,26 +1,15 @@
 """``GET /v1/health``: liveness plus a database round trip."""
 
-from typing import Literal
-
 import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel
 
+from api import limiters
 from api.deps import ServicesDep
 from api.problems import problem_response, responses
-from usecases.version import CODE_VERSION
+from api.schemas.health import HEALTHY, Health
 
 router = APIRouter(prefix="/v1", tags=["health"])
-
-
-class Health(BaseModel):
-    status: Literal["ok"]
-    version: str
-    database: Literal["ok"]
-
-
-_OK = {"status": "ok", "version": CODE_VERSION, "database": "ok"}
 
 
 @router.get("/health", response_model=Health, responses=responses(500, 503))
@@ -30,7 +19,7 @@ async def health(request: Request, services: ServicesDep) -> JSONResponse:
     probe = services.database_probe
     ok = probe.fresh()
     if ok is None:
-        ok = await anyio.to_thread.run_sync(probe.status)
+        ok = await anyio.to_thread.run_sync(probe.status, limiter=limiters.health())
     if not ok:
         return problem_response(request, 503, "The database is unreachable.")
-    return JSONResponse(_OK)
+    return JSONResponse(HEALTHY)

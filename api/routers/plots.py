@@ -8,28 +8,9 @@ from fastapi import APIRouter, Header, Query, Response
 from api.auth import OptionalCaller
 from api.deps import ServicesDep
 from api.problems import responses
+from api.schemas.plots import IMAGE_RESPONSES, chosen_format, plot_response
 from usecases import figures
 from usecases.errors import Forbidden, NotFound, Unauthorized
-
-IMAGE_RESPONSES = {
-    200: {
-        "description": "The figure.",
-        "content": {
-            "image/svg+xml": {"schema": {"type": "string"}},
-            "image/png": {"schema": {"type": "string", "format": "binary"}},
-        },
-    }
-}
-
-
-def chosen_format(fmt: str | None, accept: str | None) -> figures.Format:
-    """``format`` if given, else PNG when the Accept header prefers it, else SVG."""
-    if fmt is not None:
-        return "png" if fmt == "png" else "svg"
-    if accept and "image/png" in accept and "image/svg+xml" not in accept:
-        return "png"
-    return "svg"
-
 
 router = APIRouter(tags=["plots"])
 
@@ -47,9 +28,7 @@ def run_plot(
     accept: Annotated[str | None, Header()] = None,
 ) -> Response:
     """The figure of an estimator run (404 naming the estimator when it declares no plot)."""
-    fmt = chosen_format(format, accept)
-    data = figures.run_plot(services, principal, run_id, fmt)
-    return Response(data, media_type=figures.MEDIA_TYPES[fmt], headers={"Cache-Control": "public, max-age=86400"})
+    return plot_response(figures.run_plot(services, principal, run_id, chosen_format(format, accept)))
 
 
 @router.get(
@@ -63,10 +42,15 @@ def leaderboard_plot(
     principal: OptionalCaller,
     split: Literal["public", "private"] = "public",
     metric: Annotated[str | None, Query(max_length=64)] = None,
+    top: Annotated[
+        int, Query(ge=1, le=figures.LEADERBOARD_MAX_TOP, description="Ranks drawn from the top.")
+    ] = figures.LEADERBOARD_TOP,
     format: Literal["svg", "png"] | None = None,
     accept: Annotated[str | None, Header()] = None,
 ) -> Response:
-    """The leaderboard's metric with its confidence interval per submission (first 100 ranks)."""
+    """The leaderboard's metric with its confidence interval per model (the first ``top`` ranks, 30 by default, at
+    most 200) and, with a key, the caller's own best-ranked row wherever it ranks (marked "yours")."""
     fmt = chosen_format(format, accept)
-    data = figures.leaderboard_plot(services, principal, benchmark_id, split=split, metric=metric, fmt=fmt)
-    return Response(data, media_type=figures.MEDIA_TYPES[fmt])
+    return plot_response(
+        figures.leaderboard_plot(services, principal, benchmark_id, split=split, metric=metric, fmt=fmt, top=top)
+    )

@@ -1,54 +1,23 @@
 """Scorer catalog and one typed stateless ``POST /v1/scorers/{name}/score`` route per registered scorer."""
 
-from typing import Any, Literal
+from dataclasses import asdict
+from functools import partial
+from typing import Any
 
-from fastapi import APIRouter, Response
-from pydantic import BaseModel, Field
+import anyio
+from fastapi import APIRouter, Request, Response
 
-from api.auth import CHECK_CREDENTIALS, OptionalCaller
+from api.auth import CHECK_CREDENTIALS
 from api.deps import ClientAddress, ServicesDep
 from api.envelope import envelope_json, typed_envelope
+from api.fastpath import opened_request
 from api.problems import COMMON, responses
-from api.routers.estimators import ABOVE_BUDGET
-from api.routers.jobs import job_response
+from api.schemas.jobs import ABOVE_BUDGET, job_response
+from api.schemas.scorers import ScorerDetail, ScorerList, ScorerSummary
 from service.registry import SCORERS, ScorerSpec
 from usecases.errors import Forbidden, NotFound, QuotaExceeded, Unauthorized, Unavailable
-from usecases.estimator_runs import Answered
-from usecases.scorer_runs import request_model, score, scorer
+from usecases.run_requests import Answered, find_spec, run
 from usecases.scoring import ScoreOutcome
-
-
-class MetricOut(BaseModel):
-    higher_is_better: bool
-    range: list[float]
-    description: str
-
-
-class ScorerSummary(BaseModel):
-    name: str
-    version: str
-    summary: str
-    paper: str = Field(description="The paper's short title.")
-    citation: str
-    primary_metric: str
-
-
-class ScorerList(BaseModel):
-    items: list[ScorerSummary]
-
-
-class ScorerDetail(ScorerSummary):
-    answer_key_item_schema: dict[str, Any]
-    prediction_item_schema: dict[str, Any]
-    params_schema: dict[str, Any]
-    metrics: dict[str, MetricOut]
-    paired_tests: dict[str, Literal["mcnemar", "wilcoxon", "bootstrap"]] = Field(
-        description="Metrics with per-item values and the paired test comparing two submissions on graded values "
-        "(0/1 values always get exact McNemar)."
-    )
-    cost_unit: str
-    sync_budget: float = Field(description="Stateless calls costing more run as a job (202).")
-    hard_cap: float = Field(description="Calls and submissions costing more are refused (422).")
 
 
 def summary(spec: ScorerSpec) -> dict[str, Any]:
@@ -69,6 +38,7 @@ def detail(spec: ScorerSpec) -> dict[str, Any]:
         "cost_unit": spec.cost_unit,
         "sync_budget": spec.sync_budget,
         "hard_cap": spec.hard_cap,
+        "conventions": [asdict(conv) for conv in spec.conventions],
     }
 
 
@@ -76,11 +46,14 @@ def _slug(spec: ScorerSpec) -> str:
     return spec.name.replace(".", "_")
 
 
-def _make_endpoint(spec: ScorerSpec) -> Any:
-    body_model = request_model(spec)
+def request_component(spec: ScorerSpec) -> str:
+    """The OpenAPI component naming the request body of ``spec``'s route (added by ``api.app``)."""
+    return f"{_slug(spec)}_score_request"
 
-    def endpoint(body: body_model, principal: OptionalCaller, services: ServicesDep, client: ClientAddress) -> Response:  # type: ignore[valid-type]
-        outcome = score(services, spec, body, principal, client)
+
+def _make_endpoint(spec: ScorerSpec) -> Any:
+    async def endpoint(request: Request, services: ServicesDep, client: ClientAddress) -> Response:
+        outcome = await anyio.to_thread.run_sync(partial(run, services, opened_request(request), client=client))
         if isinstance(outcome, Answered):
             return Response(envelope_json(outcome.run, cached=outcome.cached), media_type="application/json")
         return job_response(outcome.job, 202)
@@ -106,9 +79,10 @@ def build_router() -> APIRouter:
     @router.get("/{name}", response_model=ScorerDetail, responses=responses(NotFound, 500))
     def get_scorer(name: str) -> dict[str, Any]:
         """One scorer with its item schemas, params schema, metrics and primary metric."""
-        return detail(scorer(name))
+        return detail(find_spec("scorer", name))
 
     for spec in sorted(SCORERS.values(), key=lambda s: s.name):
+        body = {"$ref": f"#/components/schemas/{request_component(spec)}"}
         router.add_api_route(
             f"/{spec.name}/score",
             _make_endpoint(spec),
@@ -117,6 +91,7 @@ def build_router() -> APIRouter:
             summary=spec.summary,
             operation_id=f"score_{_slug(spec)}",
             responses=responses(*COMMON, Unauthorized, Forbidden, QuotaExceeded, Unavailable) | ABOVE_BUDGET,
+            openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": body}}}},
         )
 
     @router.post("/{name}/score", responses=responses(NotFound, 500), include_in_schema=False)

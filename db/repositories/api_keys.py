@@ -18,6 +18,7 @@ class ApiKeyRow:
     created_at: datetime
     revoked_at: datetime | None
     created_by: str | None
+    benchmark_id: str | None = None
 
 
 _COLUMNS = [getattr(ApiKey, f) for f in ApiKeyRow.__dataclass_fields__]
@@ -61,4 +62,19 @@ def reinstate(conn: Connection, key_id: str) -> None:
 def revoke(conn: Connection, key_id: str, when: datetime) -> bool:
     """Set ``revoked_at`` (idempotent: an already revoked key keeps its first revocation time)."""
     res = conn.execute(update(ApiKey).where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None)).values(revoked_at=when))
+    return res.rowcount > 0
+
+
+def rotate(conn: Connection, key_id: str, prefix: str, key_hash: str) -> bool:
+    """Give an unrevoked key a new prefix and hash (its new secret): the old secret stops matching at once. False
+    when the key is revoked or gone, or the new prefix or hash collides."""
+    try:
+        with conn.begin_nested():
+            res = conn.execute(
+                update(ApiKey)
+                .where(ApiKey.id == key_id, ApiKey.revoked_at.is_(None))
+                .values(prefix=prefix, key_hash=key_hash)
+            )
+    except IntegrityError:
+        return False
     return res.rowcount > 0

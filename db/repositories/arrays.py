@@ -6,7 +6,7 @@ from datetime import datetime
 from sqlalchemy import Connection, select
 from sqlalchemy.exc import IntegrityError
 
-from db.models import ArrayBlob
+from db.models import ArrayBlob, ArrayGrant
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,33 @@ def load(conn: Connection, sha256: str) -> tuple[str, list[int], bytes] | None:
     """(dtype, shape, raw little-endian C-order bytes) of a stored array."""
     r = conn.execute(select(ArrayBlob.dtype, ArrayBlob.shape, ArrayBlob.data).where(ArrayBlob.sha256 == sha256)).first()
     return (r[0], list(r[1]), bytes(r[2])) if r else None
+
+
+def grant(conn: Connection, sha256: str, api_key_id: str) -> None:
+    """Let ``api_key_id`` use the stored array (its uploader, or a key that uploaded the same content)."""
+    if (
+        conn.execute(
+            select(ArrayGrant.sha256).where(ArrayGrant.sha256 == sha256, ArrayGrant.api_key_id == api_key_id)
+        ).first()
+        is not None
+    ):
+        return
+    try:
+        with conn.begin_nested():
+            conn.execute(ArrayGrant.__table__.insert().values(sha256=sha256, api_key_id=api_key_id))
+    except IntegrityError:
+        return
+
+
+def may_use(conn: Connection, sha256: str, api_key_id: str | None) -> bool:
+    """Whether ``api_key_id`` (None: anonymous) may read and reference the stored array: anyone an anonymous
+    upload, the keys granted a keyed one."""
+    owner = conn.execute(select(ArrayBlob.api_key_id).where(ArrayBlob.sha256 == sha256)).first()
+    if owner is None:
+        return False
+    if owner[0] is None:
+        return True
+    if api_key_id is None:
+        return False
+    found = select(ArrayGrant.sha256).where(ArrayGrant.sha256 == sha256, ArrayGrant.api_key_id == api_key_id)
+    return conn.execute(found).first() is not None

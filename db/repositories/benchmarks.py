@@ -78,6 +78,28 @@ def versions(conn: Connection, benchmark_id: str) -> list[VersionRow]:
     return [VersionRow(*r) for r in conn.execute(stmt)]
 
 
+def versions_page(conn: Connection, benchmark_id: str, limit: int, before: int | None) -> list[VersionRow]:
+    """Up to ``limit`` versions, newest first, older than version ``before`` when given."""
+    stmt = (
+        select(*_V)
+        .where(AnswerKeyVersion.benchmark_id == benchmark_id)
+        .order_by(AnswerKeyVersion.version.desc())
+        .limit(limit)
+    )
+    if before is not None:
+        stmt = stmt.where(AnswerKeyVersion.version < before)
+    return [VersionRow(*r) for r in conn.execute(stmt)]
+
+
+def get_version(conn: Connection, benchmark_id: str, number: int) -> tuple[VersionRow, str] | None:
+    """One version and its items' canonical JSON; None when the benchmark has no such version."""
+    stmt = select(*_V, AnswerKeyVersion.items).where(
+        AnswerKeyVersion.benchmark_id == benchmark_id, AnswerKeyVersion.version == number
+    )
+    r = conn.execute(stmt).first()
+    return (VersionRow(*r[:-1]), r[-1]) if r else None
+
+
 def version_items(conn: Connection, benchmark_id: str, version: int) -> str | None:
     stmt = select(AnswerKeyVersion.items).where(
         AnswerKeyVersion.benchmark_id == benchmark_id, AnswerKeyVersion.version == version

@@ -213,3 +213,8 @@ def list_page(
 
 def counts_by_status(conn: Connection) -> dict[str, int]:
     return {s: int(n) for s, n in conn.execute(select(Job.status, func.count()).group_by(Job.status))}
+
+
+def first_job_of_run(conn: Connection, run_id: str) -> str | None:
+    """The id of the earliest job whose answer is the run ``run_id`` (None when no job answered it)."""
+    return conn.execute(select(Job.id).where(Job.run_id == run_id).order_by(Job.seq).limit(1)).scalar()

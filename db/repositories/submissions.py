@@ -1,14 +1,26 @@
-"""Submissions, their scorings (one per scoring event), metric scores and per-item scores."""
+"""Submissions with their compressed predictions, their scorings (one per scoring event), metric scores and
+per-item values (one array per split and metric, aligned to the answer-key version's item order)."""
 
-import itertools
-from collections.abc import Iterable, Sequence
+import hashlib
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import numpy as np
 from sqlalchemy import Connection, func, insert, select, update
 
-from db.models import ItemScore, Score, Scoring, Submission
+from db.item_arrays import decode_predictions, decode_values, encode_predictions, encode_values
+from db.models import (
+    AnswerKeyVersion,
+    ItemOrder,
+    ItemScoreArray,
+    Score,
+    Scoring,
+    Submission,
+    SubmissionPredictions,
+)
 
 
 @dataclass(frozen=True)
@@ -21,6 +33,10 @@ class SubmissionRow:
     api_key_id: str | None
     created_at: datetime
     withdrawn_at: datetime | None
+    public: bool = True
+    baseline: bool = False
+    phase_id: str | None = None
+    late: bool = False
 
 
 @dataclass(frozen=True)
@@ -31,6 +47,16 @@ class ScoreRow:
     ci_low: float | None
     ci_high: float | None
     n: int | None
+
+
+@dataclass(frozen=True)
+class SplitItems:
+    """One split's per-item values of a scoring: the split's item ids of the answer-key version in item_id order,
+    and per metric a float64 array aligned to them (NaN: the item has no value)."""
+
+    split: str
+    item_ids: list[str]
+    values: dict[str, np.ndarray]
 
 
 @dataclass(frozen=True)
@@ -48,8 +74,16 @@ _SC = [getattr(Scoring, f) for f in ScoringRow.__dataclass_fields__]
 
 
 def insert_submission(conn: Connection, row: SubmissionRow, predictions_json: str) -> None:
+    """The submission row and its predictions (compressed, with the SHA-256 of the JSON text)."""
     values = {k: v for k, v in row.__dict__.items() if k != "seq"}
-    conn.execute(Submission.__table__.insert().values(predictions=predictions_json, **values))
+    conn.execute(Submission.__table__.insert().values(**values))
+    conn.execute(
+        SubmissionPredictions.__table__.insert().values(
+            submission_id=row.id,
+            sha256=hashlib.sha256(predictions_json.encode()).hexdigest(),
+            data=encode_predictions(predictions_json),
+        )
+    )
 
 
 def insert_scoring(
@@ -61,9 +95,10 @@ def insert_scoring(
     details: str,
     when: datetime,
     scores: Sequence[ScoreRow],
-    item_scores: Iterable[tuple[str, str, str, float]],
+    items: Sequence[SplitItems],
 ) -> int:
-    """One scoring with its metric rows and per-item rows (``(split, item_id, metric, value)``), bulk-inserted."""
+    """One scoring with its metric rows and one per-item array per split and metric; the version's item order is
+    stored with its first scoring that has per-item values."""
     scoring_id = conn.execute(
         Scoring.__table__.insert()
         .values(
@@ -77,20 +112,42 @@ def insert_scoring(
     ).scalar_one()
     if scores:
         conn.execute(insert(Score), [{"scoring_id": scoring_id, **s.__dict__} for s in scores])
-    insert_item_scores(conn, scoring_id, item_scores)
+    arrays = [
+        {"scoring_id": scoring_id, "split": part.split, "metric": metric, "data": encode_values(values)}
+        for part in items
+        for metric, values in part.values.items()
+    ]
+    if arrays:
+        _store_order(conn, submission_id, answer_key_version, items)
+        conn.execute(insert(ItemScoreArray), arrays)
     return scoring_id
 
 
-def insert_item_scores(conn: Connection, scoring_id: int, rows: Iterable[tuple[str, str, str, float]]) -> None:
-    """Bulk insert of ``(split, item_id, metric, value)`` rows inside the caller's transaction: driver-level
-    executemany of plain tuples in chunks (the per-row dict and bind processing of Core costs half the rate
-    here)."""
-    mark = "?" if conn.dialect.paramstyle == "qmark" else "%s"
-    marks = ", ".join([mark] * 5)
-    sql = f"INSERT INTO item_score (scoring_id, split, item_id, metric, value) VALUES ({marks})"
-    it = iter(rows)
-    while chunk := [(scoring_id, s, i, m, float(v)) for s, i, m, v in itertools.islice(it, 50_000)]:
-        conn.exec_driver_sql(sql, chunk)
+def _version_id(conn: Connection, submission_id: str, version: int) -> int:
+    stmt = select(AnswerKeyVersion.id).where(
+        AnswerKeyVersion.benchmark_id
+        == select(Submission.benchmark_id).where(Submission.id == submission_id).scalar_subquery(),
+        AnswerKeyVersion.version == version,
+    )
+    return conn.execute(stmt).scalar_one()
+
+
+def _store_order(conn: Connection, submission_id: str, version: int, items: Sequence[SplitItems]) -> None:
+    """The item order of the splits in ``items`` for the submission's answer-key ``version``, unless stored."""
+    version_id = _version_id(conn, submission_id, version)
+    stored = set(conn.execute(select(ItemOrder.split).where(ItemOrder.answer_key_version_id == version_id)).scalars())
+    missing = [
+        {
+            "answer_key_version_id": version_id,
+            "split": part.split,
+            "n": len(part.item_ids),
+            "item_ids": json.dumps(part.item_ids, separators=(",", ":")),
+        }
+        for part in items
+        if part.split not in stored and part.values
+    ]
+    if missing:
+        conn.execute(insert(ItemOrder), missing)
 
 
 def get(conn: Connection, submission_id: str) -> SubmissionRow | None:
@@ -99,7 +156,11 @@ def get(conn: Connection, submission_id: str) -> SubmissionRow | None:
 
 
 def predictions(conn: Connection, submission_id: str) -> str:
-    return conn.execute(select(Submission.predictions).where(Submission.id == submission_id)).scalar_one()
+    """The stored predictions' JSON text."""
+    data = conn.execute(
+        select(SubmissionPredictions.data).where(SubmissionPredictions.submission_id == submission_id)
+    ).scalar_one()
+    return decode_predictions(data)
 
 
 def list_for_benchmark(
@@ -134,6 +195,11 @@ def withdraw(conn: Connection, submission_id: str, when: datetime) -> None:
     )
 
 
+def set_flags(conn: Connection, submission_id: str, **flags: bool) -> None:
+    """Set a submission's ``public`` and/or ``baseline`` flag."""
+    conn.execute(update(Submission).where(Submission.id == submission_id).values(**flags))
+
+
 def latest_scoring(conn: Connection, submission_id: str, version: int) -> ScoringRow | None:
     stmt = (
         select(*_SC)
@@ -152,14 +218,37 @@ def scores(conn: Connection, scoring_id: int, splits: Sequence[str]) -> list[Sco
     return [ScoreRow(*r) for r in conn.execute(stmt)]
 
 
-def item_scores(conn: Connection, scoring_id: int, splits: Sequence[str], metric: str) -> list[tuple[str, str, float]]:
-    """``(split, item_id, value)`` of one metric's per-item scores of a scoring, in insertion order."""
+def item_values(
+    conn: Connection, scoring_id: int, splits: Sequence[str], metric: str, *, with_ids: bool = True
+) -> list[SplitItems]:
+    """One metric's per-item values of a scoring, one ``SplitItems`` per split of ``splits`` (in that order) that
+    has them; ``with_ids=False`` leaves ``item_ids`` empty (the arrays of two scorings against one version align
+    without them)."""
+    ids_col = ItemOrder.item_ids if with_ids else ItemOrder.n
     stmt = (
-        select(ItemScore.split, ItemScore.item_id, ItemScore.value)
-        .where(ItemScore.scoring_id == scoring_id, ItemScore.metric == metric, ItemScore.split.in_(splits))
-        .order_by(ItemScore.id)
+        select(ItemScoreArray.split, ItemScoreArray.data, ItemOrder.n, ids_col)
+        .join(Scoring, Scoring.id == ItemScoreArray.scoring_id)
+        .join(Submission, Submission.id == Scoring.submission_id)
+        .join(
+            AnswerKeyVersion,
+            (AnswerKeyVersion.benchmark_id == Submission.benchmark_id)
+            & (AnswerKeyVersion.version == Scoring.answer_key_version),
+        )
+        .join(
+            ItemOrder,
+            (ItemOrder.answer_key_version_id == AnswerKeyVersion.id) & (ItemOrder.split == ItemScoreArray.split),
+        )
+        .where(
+            ItemScoreArray.scoring_id == scoring_id, ItemScoreArray.metric == metric, ItemScoreArray.split.in_(splits)
+        )
     )
-    return [(r[0], r[1], r[2]) for r in conn.execute(stmt)]
+    found = {split: (data, n, ids) for split, data, n, ids in conn.execute(stmt)}
+    return [
+        SplitItems(split, json.loads(ids) if with_ids else [], {metric: decode_values(data, n)})
+        for split in splits
+        if split in found
+        for data, n, ids in [found[split]]
+    ]
 
 
 def latest_scores(conn: Connection, benchmark_id: str, version: int, split: str) -> list[dict[str, Any]]:

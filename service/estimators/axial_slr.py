@@ -25,6 +25,7 @@ from service.estimators.axial_slr_model import (
     risk_gradient,
     sample,
 )
+from service.plot_overlay import Curve, Curves
 from service.registry import EstimatorSpec, Progress, register
 from service.types import FiniteFloat, ResultModel, Seed, StrictModel
 
@@ -381,6 +382,17 @@ def pgd_plot(result: PgdResult) -> Any:
     return fig
 
 
+def pgd_curves(result: PgdResult) -> Curves:
+    """The plot's |κ| and sign(κ)·ν against the step (λ_t, on the plot's second axis, left out), for overlaying
+    runs."""
+    t = [p.t for p in result.trajectory]
+    curves = (
+        Curve("|κ|", t, [p.abs_kappa for p in result.trajectory]),
+        Curve("sign(κ)·ν", t, [p.signed_nu for p in result.trajectory]),
+    )
+    return Curves("PGD step t", "alignment", curves)
+
+
 COST_UNIT = "token-coordinates processed (draws × M·N·d per predictor evaluation; a gradient counts 12)"
 
 SPECS = [
@@ -420,6 +432,7 @@ SPECS = [
             sync_budget=1.5e8,
             hard_cap=5e10,
             plot=pgd_plot,
+            overlay=pgd_curves,
         )
     ),
 ]

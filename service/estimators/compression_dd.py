@@ -24,6 +24,7 @@ from scipy.special import gammaln
 
 from service.errors import Degenerate, InvalidInput
 from service.estimators.compression_nml import PAPER
+from service.plot_overlay import Curve, Curves
 from service.registry import EstimatorSpec, Progress, register
 from service.types import ResultModel, Seed, StrictModel
 
@@ -310,6 +311,16 @@ def double_descent_plot(result: DoubleDescentResult) -> Any:
     return fig
 
 
+def double_descent_curves(result: DoubleDescentResult) -> Curves:
+    """The plot's three test cross-entropies against width / n (log y), for overlaying runs."""
+    x = [row.width_over_n for row in result.rows]
+    curves = tuple(
+        Curve(label, x, [getattr(row, key) for row in result.rows])
+        for key, label in (("mle_ce", "MLE"), ("bayes_ce", "Bayes"), ("pnml_ce", "pNML"))
+    )
+    return Curves("width / n", "test cross-entropy (nats)", curves, y_log=True)
+
+
 DOUBLE_DESCENT_SPEC = register(
     EstimatorSpec(
         name="compression.double_descent",
@@ -328,5 +339,6 @@ DOUBLE_DESCENT_SPEC = register(
         sync_budget=3e7,
         hard_cap=2e12,
         plot=double_descent_plot,
+        overlay=double_descent_curves,
     )
 )

@@ -19,6 +19,7 @@ from scipy.stats import rankdata
 
 from service.errors import InvalidInput
 from service.estimators.steering_metrics import as_stack
+from service.plot_overlay import Curve, Curves
 from service.registry import EstimatorSpec, Progress, register
 from service.types import ResultModel, StrictModel, array_param
 
@@ -353,6 +354,12 @@ def perception_plot(result: PerceptionVectorResult) -> Any:
     return fig
 
 
+def perception_curves(result: PerceptionVectorResult) -> Curves:
+    """The plot's AUC against the layer (‖v_ℓ‖, on its second axis, left out), for overlaying runs."""
+    auc = Curve("AUC", [row.layer for row in result.layers], [row.auc for row in result.layers])
+    return Curves("layer", "separability AUC", (auc,))
+
+
 def state_lag_plot(result: StateLagResult) -> Any:
     """Fraction of dialogues perceptive at t₀ + j and the Kaplan-Meier survival of the lag."""
     from matplotlib.figure import Figure
@@ -389,6 +396,7 @@ SPECS = [
             sync_budget=HARD_CAP,
             hard_cap=HARD_CAP,
             plot=perception_plot,
+            overlay=perception_curves,
         )
     ),
     register(

@@ -22,6 +22,7 @@ from service.estimators.layer_patching_search import (
     sequential_chain,
     table_dp,
 )
+from service.plot_overlay import Curve, Curves
 from service.registry import EstimatorSpec, Progress, register
 from service.types import ResultModel, StrictModel, array_param
 
@@ -340,6 +341,17 @@ def plot_plan(result: PlanResult) -> Any:
     return fig
 
 
+def plan_curves(result: PlanResult) -> Curves:
+    """The plot's cost against added depth of the DP and of each chain where it reaches the depth, for overlaying
+    runs."""
+    depths = [p.added_depth for p in result.plans]
+    curves = [Curve("dp (exact)", depths, [p.dp.cost for p in result.plans])]
+    for name in ("klpatch", "first_to_last", "last_to_first"):
+        costs = [getattr(p, name).cost if getattr(p, name).reachable else None for p in result.plans]
+        curves.append(Curve(name, depths, costs))
+    return Curves("added depth r (teacher layers added)", f"cost ({result.cost_model})", tuple(curves))
+
+
 SPEC = register(
     EstimatorSpec(
         name="layer_patching.plan",
@@ -358,5 +370,6 @@ SPEC = register(
         sync_budget=5e6,
         hard_cap=5e6,
         plot=plot_plan,
+        overlay=plan_curves,
     )
 )

@@ -1,8 +1,8 @@
 """C-MinHash and Minner estimators (spec (a) "CMinHash promises a new direction ... Minner estimator").
 
 Estimators: ``minhash.sketch``, ``minhash.jaccard``, ``minhash.minner``, ``minhash.variance``,
-``minhash.simulate``. Hashing (hash_version 1) is defined in :mod:`service.estimators.minhash_sketch`, the variance
-formulas in :mod:`.minhash_variance`, the Minner estimators in :mod:`.minhash_minner` and the Monte Carlo in
+``minhash.simulate``. Hashing (hash_version 1, 2 and 3) is defined in :mod:`service.estimators.minhash_sketch`, the
+variance formulas in :mod:`.minhash_variance`, the Minner estimators in :mod:`.minhash_minner` and the Monte Carlo in
 :mod:`.minhash_simulate`. User documentation: docs/minhash.md.
 """
 
@@ -11,7 +11,12 @@ from itertools import repeat
 from typing import Annotated, Any, Literal
 
 import numpy as np
-from pydantic import Field, model_validator
+from pydantic import (
+    Field,
+    ValidatorFunctionWrapHandler,
+    WrapValidator,
+    model_validator,
+)
 
 from service.errors import Degenerate, InvalidInput
 from service.estimators.minhash_minner import ESTIMATORS, MinnerObservation, mle_cost
@@ -20,10 +25,11 @@ from service.estimators.minhash_sketch import (
     DEFAULT_HASH_VERSION,
     MAX_ITEM_BYTES,
     Hasher,
+    count_distinct,
     distinct,
     encode_strings,
     hash_bytes,
-    hash_utf8,
+    hash_joined,
     int_codes,
     lemire,
     sentinel,
@@ -49,6 +55,7 @@ CITATION = (
 )
 MAX_UNIVERSE = 2**24
 U64 = 2**64
+U32 = 2**32
 PERM_WEIGHT = 40
 """Cost of drawing one explicit permutation entry, in hash evaluations (measured: ~60 ns vs ~1.6 ns)."""
 MLE_WEIGHT = 12
@@ -60,7 +67,37 @@ ITEMS_DOC = (
     "Set elements: strings (UTF-8, at most 1024 bytes each) or integers (signed 64-bit); duplicates are removed "
     "after hashing. At most 100,000 per request: send larger sets in chunks through `sketch`."
 )
-Items = Annotated[list[Item], Field(max_length=MAX_JSON_ARRAY, description=ITEMS_DOC)]
+
+
+class HashedStrings(list):
+    """A validated list of ``str`` items carrying their version-2/3 universe elements (``codes``), computed while the
+    list was validated: every item is valid Unicode of at most ``MAX_ITEM_BYTES`` UTF-8 bytes."""
+
+    __slots__ = ("codes",)
+
+    def __init__(self, strings: list[str], codes: np.ndarray) -> None:
+        super().__init__(strings)
+        self.codes = codes
+
+
+def _strings_first(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """``Items`` validation of a list of strings (the common case) by the join and hash of all its strings, which
+    the sketch needs anyway: the join rejects a non-``str`` item and the hash gives each string's UTF-8 length, so
+    a list whose strings all encode to at most ``MAX_ITEM_BYTES`` bytes (hence at most as many characters) is what
+    the ``str | int`` union schema would return, at no cost beyond the hash; every other list (an item of another
+    type, a lone surrogate, a long string) goes through the full schema, so every error stays that of the full
+    schema."""
+    if type(value) is list and 0 < len(value) <= MAX_JSON_ARRAY and type(value[0]) is str:
+        try:
+            codes, lengths = hash_joined(value)
+        except (TypeError, UnicodeEncodeError):
+            return handler(value)
+        if int(lengths.max()) <= MAX_ITEM_BYTES:
+            return HashedStrings(value, codes)
+    return handler(value)
+
+
+Items = Annotated[list[Item], Field(max_length=MAX_JSON_ARRAY, description=ITEMS_DOC), WrapValidator(_strings_first)]
 NumPerm = Annotated[int, Field(ge=1, le=4096, description="K, the number of hash values (1..4096).")]
 UNIVERSE_DOC = (
     "null (default): the hashed 64-bit universe with keyed bijective mixers. An integer D in [2, 2^24]: explicit "
@@ -69,10 +106,11 @@ UNIVERSE_DOC = (
 )
 Universe = Annotated[int | None, Field(ge=2, le=MAX_UNIVERSE, description=UNIVERSE_DOC)]
 HASH_VERSION_DOC = (
-    "Version of the item hashing: 2 (default; a compiled word hash of the UTF-8 bytes) or 1 (xxh3_64). Sketches "
-    "of different versions never mix. Both versions are kept bit for bit."
+    "Version of the item hashing: 3 (default; version 2's item hash, then 32-bit hash values: with universe=null "
+    "every value is below 2^32), 2 (a compiled word hash of the UTF-8 bytes, 64-bit values) or 1 (xxh3_64). "
+    "Sketches of different versions never mix. All versions are kept bit for bit."
 )
-HashVersion = Annotated[Literal[1, 2], Field(description=HASH_VERSION_DOC)]
+HashVersion = Annotated[Literal[1, 2, 3], Field(description=HASH_VERSION_DOC)]
 SCHEME_DOC = (
     "classic: K independent hash functions. cminhash_sigma_pi: one initial permutation sigma and one "
     "permutation pi shifted circulantly K times (C-MinHash-(sigma,pi)). cminhash_pi_pi: sigma = pi."
@@ -110,9 +148,12 @@ class Sketch(StrictModel):
     def _check_values(self) -> "Sketch":
         if len(self.hashvalues) != self.num_perm:
             raise ValueError(f"hashvalues has {len(self.hashvalues)} entries, num_perm is {self.num_perm}")
+        values = [int(h) for h in self.hashvalues]
         limit = U64 - 1 if self.universe is None else self.universe
-        if max(int(h) for h in self.hashvalues) > limit:
+        if max(values) > limit:
             raise ValueError(f"hash values must not exceed {limit} for universe={self.universe}")
+        if self.hash_version == 3 and self.universe is None and max(values) >= U32 and min(values) < U64 - 1:
+            raise ValueError(f"hash_version 3 values are below {U32} (or all {U64 - 1}: the empty set)")
         return self
 
     def values(self) -> np.ndarray:
@@ -162,8 +203,8 @@ class JaccardParams(StrictModel):
     num_perm: int | None = Field(default=None, ge=1, le=4096, description="Items form only: K (default 128).")
     seed: int | None = Field(default=None, ge=0, le=2**63 - 1, description="Items form only: seed (default 0).")
     universe: Universe = None
-    hash_version: Literal[1, 2] | None = Field(
-        default=None, description="Items form only: hash version (default 2). " + HASH_VERSION_DOC
+    hash_version: Literal[1, 2, 3] | None = Field(
+        default=None, description="Items form only: hash version (default 3). " + HASH_VERSION_DOC
     )
 
 
@@ -279,18 +320,22 @@ class SimulateResult(ResultModel):
 def _string_codes(strings: Sequence[str], index: np.ndarray | None, version: int, loc: str) -> np.ndarray:
     """64-bit universe elements of ``str`` items (``index``: their positions for the error's ``loc``, None when
     they are all the items). Raises TypeError when an item is not a ``str`` (the join checks every type)."""
+    if isinstance(strings, HashedStrings):
+        return strings.codes if version != 1 else hash_bytes(encode_strings(strings))
     try:
-        buf, starts, stops = utf8_layout(strings)
+        if version == 1:
+            _, starts, stops = utf8_layout(strings)
+            codes, lengths = None, stops - starts
+        else:
+            codes, lengths = hash_joined(strings)
     except UnicodeEncodeError:
         bad = next(i for i, s in enumerate(strings) if not s.isascii() and _unencodable(s))
         raise InvalidInput("string is not valid Unicode (lone surrogate)", loc=(loc, _position(index, bad))) from None
-    too_long = np.flatnonzero(stops - starts > MAX_ITEM_BYTES)
+    too_long = np.flatnonzero(lengths > MAX_ITEM_BYTES)
     if len(too_long):
         where = _position(index, int(too_long[0]))
         raise InvalidInput(f"string item exceeds {MAX_ITEM_BYTES} bytes in UTF-8", loc=(loc, where))
-    if version == 1:
-        return hash_bytes(encode_strings(strings))
-    return hash_utf8(buf, starts, stops)
+    return hash_bytes(encode_strings(strings)) if codes is None else codes
 
 
 def _position(index: np.ndarray | None, i: int) -> int:
@@ -371,9 +416,9 @@ def sketch_fn(p: SketchParams, progress: Progress) -> SketchResult:
         ref = {"scheme": p.scheme, "num_perm": p.num_perm, "seed": p.seed, "universe": p.universe}
         _check_compatible({**ref, "hash_version": p.hash_version}, p.sketch, "sketch")
     _check_scheme(p.scheme, p.num_perm, p.universe)
-    codes = distinct(_item_codes(p.items, p.universe, "items", p.hash_version))
+    codes = _item_codes(p.items, p.universe, "items", p.hash_version)
     (values,) = Hasher(p.scheme, p.num_perm, p.seed, p.universe, p.hash_version).minima([codes], progress)
-    n = len(codes)
+    n = count_distinct(codes)
     if p.sketch is not None:
         values = np.minimum(values, p.sketch.values())
         n += p.sketch.n_distinct
@@ -440,7 +485,7 @@ def minner_fn(p: MinnerParams, progress: Progress) -> MinnerResult:
     n_y = p.stored_size if p.stored_size is not None else sk.n_distinct
     if n_y < 1:
         raise InvalidInput("stored_size is required: the sketch has n_distinct = 0", loc=("stored_size",))
-    universe = U64 if sk.universe is None else sk.universe
+    universe = (U32 if sk.hash_version == 3 else U64) if sk.universe is None else sk.universe
     if n_y > universe:
         raise InvalidInput(f"stored_size exceeds the universe {universe}", loc=("stored_size",))
     codes = distinct(_item_codes(p.items, sk.universe, "items", sk.hash_version))
@@ -585,7 +630,7 @@ SPECS = [
     register(
         EstimatorSpec(
             name="minhash.sketch",
-            version="2",
+            version="3",
             summary="MinHash / C-MinHash sketch of a set (classic, C-MinHash-(sigma,pi), C-MinHash-(pi,pi)).",
             params_model=SketchParams,
             result_model=SketchResult,
@@ -600,7 +645,7 @@ SPECS = [
     register(
         EstimatorSpec(
             name="minhash.jaccard",
-            version="2",
+            version="3",
             summary="Jaccard similarity from two MinHash sketches (or two item lists).",
             params_model=JaccardParams,
             result_model=JaccardResult,

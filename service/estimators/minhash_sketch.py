@@ -1,10 +1,10 @@
 """Hashing and sketching core of the MinHash family: item codes, keyed mixers, minima and Minner counts.
 
-Two hash versions are served; every value a version produces is fixed forever (a change means a new version).
-Version 2 is the default; version 1 stays available bit for bit for sketches made with it.
+Three hash versions are served; every value a version produces is fixed forever (a change means a new version).
+Version 3 is the default; versions 1 and 2 stay available bit for bit for sketches made with them.
 
 * Universe element of an item. ``universe=None`` (the hashed 64-bit universe): a ``str`` is hashed from its UTF-8
-  bytes: version 1 with ``xxhash.xxh3_64`` (seed 0); version 2 with the chained hash
+  bytes: version 1 with ``xxhash.xxh3_64`` (seed 0); versions 2 and 3 with the chained hash
   ``h_0 = (len + 1) * 0x9E3779B97F4A7C15``, ``h_j = fmix64(h_{j-1} ^ w_j)`` over the little-endian 8-byte words
   ``w_j`` of the bytes (the last one zero-padded), injective among strings of one length. An ``int`` is its 8-byte
   two's complement read as a uint64 (the keyed mixer sigma randomises it). ``universe=D``: an ``int`` in ``[0, D)``
@@ -15,7 +15,12 @@ Version 2 is the default; version 1 stays available bit for bit for sketches mad
   ``x ^= x >> 33`` (see :func:`fmix64`), all arithmetic mod 2^64: sigma(z) = fmix64(z ^ key_0),
   pi(z) = mix64(z + key_1), pi_k(z) = pi(z + k) for k = 1..K (circulant shift);
   classic: h_k(x) = mix64(sigma(u) + key_{1+k}); cminhash_sigma_pi: h_k = pi(sigma(u) + k);
-  cminhash_pi_pi: h_k = pi(pi(u) + k). These are the same in both versions.
+  cminhash_pi_pi: h_k = pi(pi(u) + k). These are the same in versions 1 and 2; each is ``mix64(w + o_k)`` with a
+  per-item base ``w`` and a per-hash offset ``o_k`` (:meth:`Hasher.bases`).
+* Version 3, 64-bit universe: the same ``w`` and ``o_k``, then the per-hash step in 32 bits,
+  ``h_k = fmix32((w + o_k) mod 2^32)`` (fmix32 = murmur3's 32-bit finaliser, a bijection of uint32): C-MinHash over
+  Z_{2^32} with the item placement ``w mod 2^32``, a random function of the item, so two distinct items of a set
+  share all K hash values with probability 2^-32 (bias bound in docs/minhash.md). Hash values are below 2^32.
 * Universe D: ``rng = np.random.default_rng([version, seed, D])``; classic draws pi_1..pi_K
   with successive ``rng.permutation(D)``; sigma_pi draws sigma then pi; pi_pi draws pi. h_k(x) = pi_k[p] (classic),
   pi[(sigma[p] + k) mod D] (sigma_pi), pi[(pi[p] + k) mod D] (pi_pi). This relies on numpy keeping the
@@ -23,7 +28,8 @@ Version 2 is the default; version 1 stays available bit for bit for sketches mad
 * An empty sketch holds the sentinel ``2^64 - 1`` (64-bit universe) or ``D`` (universe D) in every slot.
 
 The 64-bit-universe minima and Minner counts run in compiled loops (:mod:`.minhash_kernels`): one fused pass per
-(item, hash) pair, spread over the cores; the explicit-permutation universe uses the numpy tiles below.
+(item, hash) pair (version 3: eight uint32 lanes per instruction), spread over the cores; the explicit-permutation
+universe uses the numpy tiles below.
 """
 
 from collections.abc import Iterator, Sequence
@@ -31,13 +37,14 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 import xxhash
 
-from service.estimators.minhash_kernels import run_split
+from service.estimators.minhash_kernels import kernel, run_split
 from service.registry import Progress, no_progress
 
-HASH_VERSIONS = (1, 2)
-DEFAULT_HASH_VERSION = 2
+HASH_VERSIONS = (1, 2, 3)
+DEFAULT_HASH_VERSION = 3
 SCHEMES: tuple[str, ...] = ("classic", "cminhash_sigma_pi", "cminhash_pi_pi")
 U64_MAX = np.uint64(2**64 - 1)
+U32_MAX = np.uint32(2**32 - 1)
 MAX_ITEM_BYTES = 1024
 
 _GOLDEN = 0x9E3779B97F4A7C15
@@ -45,6 +52,10 @@ _FMIX_C1 = np.uint64(0xFF51AFD7ED558CCD)
 _FMIX_C2 = np.uint64(0xC4CEB9FE1A85EC53)
 _SM_C1 = np.uint64(0xBF58476D1CE4E5B9)
 _SM_C2 = np.uint64(0x94D049BB133111EB)
+BYTE_WORK = 4
+"""Work of hashing one byte of a string, in (item, hash) pairs of the minima loop (measured: ~0.6 ns vs ~0.12 ns),
+so that :func:`.minhash_kernels.run_split` splits the string hash from the same cost as the minima (10^5 strings of
+24 bytes are split over the cores)."""
 _TILE = 1 << 15
 """Elements of one (items x hashes) tile: small enough for the L2 cache."""
 
@@ -119,13 +130,44 @@ def hash_utf8(buf: np.ndarray, starts: np.ndarray, stops: np.ndarray) -> np.ndar
     """Universe element (64-bit) of each byte range, version 2: the chained fmix64 word hash (module docstring)."""
     n = len(starts)
     out = np.empty(n, dtype=np.uint64)
-    run_split("string_hash", n, int(stops[-1] - starts[0]) if n else 0, lambda: (out,), buf, starts, stops)
+    size = int(stops[-1] - starts[0]) if n else 0
+    run_split("string_hash", n, BYTE_WORK * size, lambda: (out,), buf, starts, stops)
     return out
 
 
 def hash_strings_v2(strings: Sequence[str]) -> np.ndarray:
-    """Universe element (64-bit) of each ``str`` item, version 2."""
-    return hash_utf8(*utf8_layout(strings))
+    """Universe element (64-bit) of each ``str`` item, versions 2 and 3."""
+    return hash_joined(strings)[0]
+
+
+def hash_joined(strings: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
+    """``(codes, lengths)``: the version-2 hash and the UTF-8 byte length of each string, from one join and encode.
+
+    A compiled loop walks the NUL-separated bytes eight at a time (no per-string boundaries are built); when a
+    string holds a NUL itself the boundaries come from :func:`utf8_layout`. Raises TypeError when an item is not a
+    ``str`` and UnicodeEncodeError on a lone surrogate.
+    """
+    n = len(strings)
+    joined = "\0".join(strings).encode()
+    if n == 0:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=np.int64)
+    size = len(joined)
+    words = np.zeros((size + 23) // 8, dtype=np.uint64)
+    words.view(np.uint8)[:size] = np.frombuffer(joined, dtype=np.uint8)
+    parts = run_split(
+        "joined_hash",
+        size + 1,
+        BYTE_WORK * size,
+        lambda: (np.empty(n + 1, dtype=np.uint64), np.empty(n + 1, dtype=np.int64), np.zeros(1, dtype=np.int64)),
+        words,
+        size,
+    )
+    if sum(int(count[0]) for _, _, count in parts) != n:  # n + 1 pieces or more: a string holds a NUL
+        buf, starts, stops = utf8_layout(strings)
+        return hash_utf8(buf, starts, stops), stops - starts
+    if len(parts) == 1:
+        return parts[0][0][:n], parts[0][1][:n]
+    return np.concatenate([h[: c[0]] for h, _, c in parts]), np.concatenate([m[: c[0]] for _, m, c in parts])
 
 
 def int_codes(ints: np.ndarray) -> np.ndarray:
@@ -150,6 +192,15 @@ def distinct(codes: np.ndarray) -> np.ndarray:
     keep[0] = True
     np.not_equal(s[1:], s[:-1], out=keep[1:])
     return s[keep]
+
+
+def count_distinct(codes: np.ndarray) -> int:
+    """Number of distinct values of a uint64 array: a hash set (about three times faster than sorting 10^5 values),
+    or :func:`distinct` when the values collide in it."""
+    bits = max(1, (2 * len(codes)).bit_length())
+    table = np.zeros(1 << bits, dtype=np.uint64)
+    count = int(kernel("count_distinct")(np.ascontiguousarray(codes, dtype=np.uint64), table, bits))
+    return count if count >= 0 else len(distinct(codes))
 
 
 def sentinel(universe: int | None) -> np.uint64:
@@ -191,7 +242,8 @@ class Hasher:
             self._perms = list(_permutations(version, seed, universe, 2 if scheme == "cminhash_sigma_pi" else 1))
 
     def bases(self, codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-item base values ``w`` and per-hash offsets ``o`` (64-bit universe: h_k = mix64(w + o_k))."""
+        """Per-item base values ``w`` and per-hash offsets ``o`` (64-bit universe: h_k = mix64(w + o_k), version 3:
+        h_k = fmix32((w + o_k) mod 2^32))."""
         k = self.num_perm
         keys = derive_keys(self.seed, 2 + k)
         if self.scheme == "classic":
@@ -267,9 +319,13 @@ class Hasher:
         if len(codes) == 0:
             return np.full(k, U64_MAX, dtype=np.uint64)
         w, offsets = self.bases(np.ascontiguousarray(codes, dtype=np.uint64))
-        parts = run_split("minima", len(w), len(w) * k, lambda: (np.full(k, U64_MAX, dtype=np.uint64),), w, offsets)
+        if self.version == 3:
+            w, offsets, top, kernel = w.astype(np.uint32), offsets.astype(np.uint32), U32_MAX, "minima32"
+        else:
+            top, kernel = U64_MAX, "minima"
+        parts = run_split(kernel, len(w), len(w) * k, lambda: (np.full(k, top, dtype=w.dtype),), w, offsets)
         progress(1.0, "hashing items")
-        return np.minimum.reduce([out for (out,) in parts])
+        return np.minimum.reduce([out for (out,) in parts]).astype(np.uint64)
 
     def minner_counts(
         self, codes: np.ndarray, stored: np.ndarray, progress: Progress = no_progress
@@ -278,8 +334,10 @@ class Hasher:
         if self.universe is None:
             k = self.num_perm
             w, offsets = self.bases(np.ascontiguousarray(codes, dtype=np.uint64))
+            if self.version == 3:
+                w, offsets = w.astype(np.uint32), offsets.astype(np.uint32)
             parts = run_split(
-                "minner",
+                "minner32" if self.version == 3 else "minner",
                 len(w),
                 len(w) * k,
                 lambda: (np.zeros(k, dtype=np.bool_), np.zeros(k, dtype=np.int64)),

@@ -22,6 +22,7 @@ from service.estimators.sae_model import HSAEWeights, LossConfig, decoder_macs, 
 from service.estimators.sae_planted import planted_hierarchy, recovery, sample_planted
 from service.estimators.sae_train import Evaluation, TrainConfig, evaluate, train
 from service.estimators.steering_metrics import as_stack
+from service.plot_overlay import Curve, Curves
 from service.registry import EstimatorSpec, Progress, register
 from service.types import ResultModel, Seed, StrictModel, array_param
 
@@ -454,6 +455,16 @@ def loss_plot(result: HierarchicalTrainResult | HierarchicalRecoveryResult) -> A
     return fig
 
 
+def loss_curves(result: HierarchicalTrainResult | HierarchicalRecoveryResult) -> Curves:
+    """The plot's batch loss and reconstruction part against the step (log y), for overlaying runs."""
+    steps = [p.step for p in result.loss_curve]
+    curves = (
+        Curve("loss", steps, [p.loss for p in result.loss_curve]),
+        Curve("mean‖x − x̂‖²", steps, [p.mse for p in result.loss_curve]),
+    )
+    return Curves("step", "loss", curves, y_log=True)
+
+
 def recovery_plot(result: HierarchicalRecoveryResult) -> Any:
     """Trained against random-init recovery: parent cos, child cos and hierarchy consistency."""
     from matplotlib.figure import Figure
@@ -497,6 +508,7 @@ SPECS = [
             sync_budget=SYNC_BUDGET,
             hard_cap=HARD_CAP,
             plot=loss_plot,
+            overlay=loss_curves,
         )
     ),
     register(

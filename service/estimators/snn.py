@@ -31,6 +31,7 @@ from service.estimators.snn_lif import (
     unflatten,
 )
 from service.estimators.snn_tail import TailStats, tail_stats
+from service.plot_overlay import Curve, Curves
 from service.registry import EstimatorSpec, Progress, register
 from service.types import MAX_JSON_ARRAY, FiniteFloat, ResultModel, Seed, StrictModel, array_param
 
@@ -202,6 +203,14 @@ def threshold_tail_plot(result: ThresholdTailResult) -> Any:
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig
+
+
+def threshold_tail_curves(result: ThresholdTailResult) -> Curves:
+    """The plot's band_frac(ε) per ε and kernel_tail against the time step, for overlaying runs."""
+    t = result.per_time.t
+    bands = [Curve(f"band_frac(ε={e:g})", t, row) for e, row in zip(result.eps, result.per_time.band_frac, strict=True)]
+    tail = Curve(f"kernel_tail ({result.surrogate})", t, result.per_time.kernel_tail)
+    return Curves("time step t", "share of offsets u = v − ϑ", (*bands, tail))
 
 
 # ------------------------------------------------------------------------------------------ gradient mismatch
@@ -651,6 +660,7 @@ SPECS = [
             sync_budget=1e8,
             hard_cap=MAX_TRACE_VALUES * 40.0,
             plot=threshold_tail_plot,
+            overlay=threshold_tail_curves,
         )
     ),
     register(

@@ -22,6 +22,7 @@ from service.estimators.steering_metrics import (
     nullable,
     unit_rows,
 )
+from service.plot_overlay import Curve, Curves
 from service.registry import EstimatorSpec, Progress, register
 from service.types import FiniteFloat, ResultModel, StrictModel, array_param
 
@@ -178,6 +179,12 @@ def plot_persona(result: PersonaVectorResult) -> Any:
     return fig
 
 
+def persona_curves(result: PersonaVectorResult) -> Curves:
+    """The plot's upper panel, AUC against the layer, for overlaying runs."""
+    auc = Curve("AUC", [s.layer for s in result.layers], [s.auc for s in result.layers])
+    return Curves("layer ℓ", "separability AUC", (auc,))
+
+
 SPEC = register(
     EstimatorSpec(
         name="steering.persona_vector",
@@ -195,5 +202,6 @@ SPEC = register(
         sync_budget=2e7,
         hard_cap=2e7,
         plot=plot_persona,
+        overlay=persona_curves,
     )
 )

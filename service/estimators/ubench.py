@@ -36,7 +36,8 @@ LIST_WEIGHT = 20.0
 ARRAY_WEIGHT = 2.0
 """Cost per voxel of thresholding and counting an uploaded array (measured ~1.7 ms per 1024² case)."""
 HD95_WEIGHT = 160.0
-"""Cost per voxel of HD95 when the surfaces fill the image (two erosions and two EDTs: ~0.28 s per 1024²)."""
+"""Cost per voxel of the surface metrics (HD95, ASSD and NSD share one computation) when the surfaces fill the
+image (two erosions and two EDTs: ~0.28 s per 1024²)."""
 MAX_PAIRS = 100_000
 MAX_MODELS = 200
 MAX_MATRIX = 100_000
@@ -65,6 +66,17 @@ PRED_DOC = (
     "3-D; uint8, int or float). Foreground = value > threshold."
 )
 GT_DOC = "One case's ground truth: like a prediction, but holding only 0 and 1 (npy: an integer dtype, e.g. uint8)."
+SURFACE_DOC = (
+    "HD95 definition: 'medpy' (U-Bench's medpy 0.5.2 hd95: 95th percentile of both directed surface distance sets "
+    "pooled) or 'monai' (MONAI compute_hausdorff_distance: the larger of the two directed 95th percentiles). ASSD "
+    "is the mean of both sets pooled under both (medpy assd and MONAI's symmetric average surface distance agree)."
+)
+EMPTY_DOC = (
+    "Cases with an empty mask: 'exclude' (IoU 0 and Dice 1 when both are empty; HD95 and ASSD null, left out of "
+    "the means) or 'synapse' (U-Bench's Synapse path: empty prediction gives Dice = IoU = HD95 = ASSD = 0, empty "
+    "ground truth only gives Dice = IoU = 1 and HD95 = ASSD = 0, averaged in)."
+)
+NSD_DOC = "Tolerance τ of the normalised surface Dice, in spacing units (default 1.0)."
 PredMask = _mask_type(FiniteFloat, "float", PRED_DOC)
 GtMask = _mask_type(int, "int", GT_DOC)
 Spacing = Annotated[
@@ -82,7 +94,13 @@ class SegMetricsParams(StrictModel):
     threshold: float = Field(
         0.5, ge=0, lt=1, description="Foreground where pred > threshold (U-Bench: sigmoid output > 0.5)."
     )
-    hd95: bool = Field(True, description="Compute the 95th-percentile Hausdorff distance (default true).")
+    hd95: bool = Field(True, description="Compute the surface metrics HD95, ASSD and NSD (default true).")
+    surface_convention: masks.SurfaceConvention = Field("medpy", description=SURFACE_DOC)
+    empty_cases: masks.EmptyCases = Field("exclude", description=EMPTY_DOC)
+    nsd_tolerance: float = Field(1.0, ge=0, le=1e6, description=NSD_DOC)
+
+
+Reason = Literal["empty_mask", "not_requested"] | None
 
 
 class CaseResult(ResultModel):
@@ -95,10 +113,14 @@ class CaseResult(ResultModel):
     sp: float = Field(description="Specificity TN/(TN+FP); 0 when TN+FP = 0 (medpy).")
     f1: float = Field(description="2·PC·SE/(PC+SE); 0 when PC+SE = 0.")
     acc: float = Field(description="(TP+TN)/N.")
-    hd95: float | None = Field(description="95th-percentile symmetric surface distance in spacing units, or null.")
-    hd95_reason: Literal["empty_mask", "not_requested"] | None = Field(
+    hd95: float | None = Field(description="95th-percentile Hausdorff distance in spacing units, or null.")
+    hd95_reason: Reason = Field(
         description="Why hd95 is null: 'empty_mask' (either mask empty) or 'not_requested'; null when computed."
     )
+    assd: float | None = Field(description="Average symmetric surface distance in spacing units, or null.")
+    assd_reason: Reason = Field(description="Why assd is null (as hd95_reason); null when computed.")
+    nsd: float | None = Field(description="Normalised surface Dice at nsd_tolerance (0 when one mask is empty).")
+    nsd_reason: Reason = Field(description="Why nsd is null: 'empty_mask' (both masks empty) or 'not_requested'.")
     tp: int
     fp: int
     fn: int
@@ -106,7 +128,7 @@ class CaseResult(ResultModel):
 
 
 class MetricSummary(ResultModel):
-    """One statistic of every case metric over the cases (hd95 over the cases where it is defined)."""
+    """One statistic of every case metric over the cases (hd95, assd and nsd over the cases where defined)."""
 
     iou: float | None
     dice: float | None
@@ -116,6 +138,8 @@ class MetricSummary(ResultModel):
     f1: float | None
     acc: float | None
     hd95: float | None
+    assd: float | None
+    nsd: float | None
 
 
 class SegMetricsResult(ResultModel):
@@ -128,6 +152,9 @@ class SegMetricsResult(ResultModel):
     n_hd95: int = Field(description="Cases with a defined hd95 (the n behind mean.hd95 and sd.hd95).")
     spacing: list[float] = Field(description="Spacing used, one value per axis of the cases.")
     threshold: float
+    surface_convention: masks.SurfaceConvention
+    empty_cases: masks.EmptyCases
+    nsd_tolerance: float
 
 
 def _spacing(spacing: list[float] | None, ndim: int) -> list[float]:
@@ -143,7 +170,7 @@ def summarise(rows: list[dict[str, float | None]]) -> tuple[dict[str, float | No
     mean: dict[str, float | None] = {}
     sd: dict[str, float | None] = {}
     n_hd = 0
-    for name in (*masks.CASE_METRICS, "hd95"):
+    for name in (*masks.CASE_METRICS, *masks.SURFACE_METRICS):
         values = np.array([r[name] for r in rows if r[name] is not None], dtype=np.float64)
         mean[name] = float(values.mean()) if values.size else None
         sd[name] = float(values.std(ddof=1)) if values.size > 1 else None
@@ -153,21 +180,37 @@ def summarise(rows: list[dict[str, float | None]]) -> tuple[dict[str, float | No
 
 
 def seg_case(
-    pred: np.ndarray, gt: np.ndarray, spacing: list[float], want_hd95: bool
+    pred: np.ndarray,
+    gt: np.ndarray,
+    spacing: list[float],
+    want_surface: bool,
+    convention: masks.SurfaceConvention = "medpy",
+    empty_cases: masks.EmptyCases = "exclude",
+    nsd_tolerance: float = 1.0,
 ) -> dict[str, float | int | str | None]:
-    """All metrics of one case of boolean masks."""
+    """All metrics of one case of boolean masks; ``synapse`` replaces Dice, IoU, HD95 and ASSD of a case with an
+    empty mask by U-Bench's Synapse values (:func:`~service.estimators.ubench_masks.synapse_empty_case`)."""
     c = masks.counts(pred, gt)
     row: dict[str, float | int | str | None] = {**masks.case_metrics(c), **vars(c)}
-    if not want_hd95:
-        row.update(hd95=None, hd95_reason="not_requested")
-        return row
-    value = masks.hd95(pred, gt, spacing)
-    row.update(hd95=value, hd95_reason="empty_mask" if value is None else None)
+    has_pred, has_gt = c.tp + c.fp > 0, c.tp + c.fn > 0
+    if not want_surface:
+        row.update({name: None for name in masks.SURFACE_METRICS})
+        row.update({f"{name}_reason": "not_requested" for name in masks.SURFACE_METRICS})
+    else:
+        values = masks.surface_metrics(pred, gt, spacing, convention, nsd_tolerance)
+        row.update(values)
+        row.update({f"{name}_reason": "empty_mask" if v is None else None for name, v in values.items()})
+    if empty_cases == "synapse" and not (has_pred and has_gt):
+        synapse = masks.synapse_empty_case(has_pred)
+        if not want_surface:
+            synapse = {k: v for k, v in synapse.items() if k not in masks.SURFACE_METRICS}
+        row.update(synapse)
+        row.update({f"{name}_reason": None for name in masks.SURFACE_METRICS if name in synapse})
     return row
 
 
 def seg_metrics_fn(p: SegMetricsParams, progress: Progress) -> SegMetricsResult:
-    """``ubench.seg_metrics``: per-case IoU, Dice, SE, PC, SP, F1, ACC and HD95, mean and SD over cases."""
+    """``ubench.seg_metrics``: per-case IoU, Dice, SE, PC, SP, F1, ACC, HD95, ASSD and NSD, mean and SD over cases."""
     if len(p.pred) != len(p.gt):
         raise InvalidInput(f"pred has {len(p.pred)} cases, gt has {len(p.gt)}", loc=("pred",))
     rows = []
@@ -180,7 +223,7 @@ def seg_metrics_fn(p: SegMetricsParams, progress: Progress) -> SegMetricsResult:
         if i and gt.ndim != len(spacing):
             raise InvalidInput("every case must have the same number of dimensions", loc=("gt", i))
         spacing = _spacing(p.spacing, gt.ndim)
-        rows.append(seg_case(pred, gt, spacing, p.hd95))
+        rows.append(seg_case(pred, gt, spacing, p.hd95, p.surface_convention, p.empty_cases, p.nsd_tolerance))
         progress((i + 1) / len(p.pred), f"case {i + 1} of {len(p.pred)}")
     mean, sd, n_hd = summarise(rows)
     return SegMetricsResult(
@@ -191,6 +234,9 @@ def seg_metrics_fn(p: SegMetricsParams, progress: Progress) -> SegMetricsResult:
         n_hd95=n_hd,
         spacing=spacing,
         threshold=p.threshold,
+        surface_convention=p.surface_convention,
+        empty_cases=p.empty_cases,
+        nsd_tolerance=p.nsd_tolerance,
     )
 
 
@@ -402,7 +448,7 @@ SPECS = [
     register(
         EstimatorSpec(
             name="ubench.seg_metrics",
-            summary="Per-case IoU, Dice, SE, PC, SP, F1, ACC and HD95 of binary masks (2-D/3-D), mean and SD.",
+            summary="Per-case IoU, Dice, SE, PC, SP, F1, ACC, HD95, ASSD and NSD of binary masks (2-D/3-D), mean, SD.",
             params_model=SegMetricsParams,
             result_model=SegMetricsResult,
             fn=seg_metrics_fn,

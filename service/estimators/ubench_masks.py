@@ -1,7 +1,9 @@
-"""Per-case binary segmentation metrics and HD95 with U-Bench's conventions (medpy's dc, precision, recall, hd95)."""
+"""Per-case binary segmentation metrics (U-Bench's ``get_metrics``) and the surface metrics HD95, ASSD and NSD
+under medpy's or MONAI's definitions."""
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy.ndimage import binary_erosion, distance_transform_edt, generate_binary_structure
@@ -10,6 +12,9 @@ from service.errors import InvalidInput
 from service.types import ArrayRef
 
 CASE_METRICS = ("iou", "dice", "se", "pc", "sp", "f1", "acc")
+SURFACE_METRICS = ("hd95", "assd", "nsd")
+SurfaceConvention = Literal["medpy", "monai"]
+EmptyCases = Literal["exclude", "synapse"]
 MAX_VOXELS_2D = 1024 * 1024
 MAX_VOXELS_3D = 256**3
 
@@ -100,23 +105,51 @@ def _surface(mask: np.ndarray) -> np.ndarray:
     return mask ^ binary_erosion(mask, structure=generate_binary_structure(mask.ndim, 1), iterations=1)
 
 
-def surface_distances(pred: np.ndarray, gt: np.ndarray, spacing: Sequence[float]) -> np.ndarray:
-    """Both directed surface-to-surface distance sets, concatenated (pred→gt first), in units of ``spacing``.
+def directed_surface_distances(
+    pred: np.ndarray, gt: np.ndarray, spacing: Sequence[float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distances from every surface voxel of ``pred`` to the surface of ``gt``, and from ``gt``'s to ``pred``'s, in
+    units of ``spacing`` (both masks non-empty).
 
     Computed on the bounding box of ``pred ∪ gt``: every surface voxel lies inside it and the voxels just outside
     are background, so erosion with border value 0 and the Euclidean distance transform (nearest surface voxel
-    of the other mask) give the same values as on the full image.
+    of the other mask) give the same values as on the full image. medpy (``__surface_distances``) and MONAI
+    (``get_mask_edges`` then ``get_surface_distance``) both find surfaces and distances this way.
     """
     box = _bbox(pred | gt)
     sp, sg = _surface(pred[box]), _surface(gt[box])
-    to_gt = distance_transform_edt(~sg, sampling=spacing)[sp]
-    to_pred = distance_transform_edt(~sp, sampling=spacing)[sg]
-    return np.concatenate([to_gt, to_pred])
+    return distance_transform_edt(~sg, sampling=spacing)[sp], distance_transform_edt(~sp, sampling=spacing)[sg]
 
 
-def hd95(pred: np.ndarray, gt: np.ndarray, spacing: Sequence[float]) -> float | None:
-    """95th percentile (linear interpolation) of the union of both directed surface distance sets (medpy
-    ``hd95``); None when either mask is empty."""
-    if not pred.any() or not gt.any():
-        return None
-    return float(np.percentile(surface_distances(pred, gt, spacing), 95))
+def surface_metrics(
+    pred: np.ndarray, gt: np.ndarray, spacing: Sequence[float], convention: SurfaceConvention, tolerance: float
+) -> dict[str, float | None]:
+    """HD95, ASSD and NSD of one case from the directed distance sets a (pred→gt) and b (gt→pred).
+
+    HD95: ``medpy`` P95(a ∪ b) (medpy ``hd95``; percentiles by linear interpolation), ``monai`` max(P95(a), P95(b))
+    (``compute_hausdorff_distance(percentile=95)``). ASSD = mean(a ∪ b) under both: medpy ``assd`` since 0.5.0
+    and MONAI ``compute_average_surface_distance(symmetric=True)`` agree (medpy 0.4 averaged the two directed
+    means). NSD = (#{a ≤ τ} + #{b ≤ τ})/(|a| + |b|) with τ = ``tolerance`` (MONAI ``compute_surface_dice``,
+    comparing in float32 as it does). A mask empty: HD95 and ASSD None; NSD 0 when one mask is empty and None
+    when both are (MONAI's values).
+    """
+    has_pred, has_gt = bool(pred.any()), bool(gt.any())
+    if not (has_pred and has_gt):
+        return {"hd95": None, "assd": None, "nsd": 0.0 if has_pred or has_gt else None}
+    a, b = directed_surface_distances(pred, gt, spacing)
+    pooled = np.concatenate([a, b])
+    if convention == "medpy":
+        hd = float(np.percentile(pooled, 95))
+    else:
+        hd = max(float(np.percentile(a, 95)), float(np.percentile(b, 95)))
+    tau = np.float32(tolerance)
+    within = np.count_nonzero(a.astype(np.float32) <= tau) + np.count_nonzero(b.astype(np.float32) <= tau)
+    return {"hd95": hd, "assd": float(pooled.mean()), "nsd": within / pooled.size}
+
+
+def synapse_empty_case(has_pred: bool) -> dict[str, float]:
+    """U-Bench's Synapse path (``utils/util.py`` ``calculate_metric_percase``) for a case with an empty mask:
+    prediction non-empty and ground truth empty gives Dice = Jaccard = 1, HD95 = ASD = 0; an empty prediction
+    gives all four 0."""
+    value = 1.0 if has_pred else 0.0
+    return {"dice": value, "iou": value, "hd95": 0.0, "assd": 0.0}

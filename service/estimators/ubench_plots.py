@@ -4,6 +4,8 @@ from typing import Any
 
 import numpy as np
 
+from service.plot_text import plain_label
+
 
 def seg_metrics_plot(result: Any) -> Any:
     """Per-case IoU and Dice as grouped bars, with the means as dashed lines."""
@@ -37,7 +39,7 @@ def friedman_plot(result: Any) -> Any:
     ax.plot(ranks, np.zeros(k), "o", color="k")
     for i, j in enumerate(order):
         ax.annotate(
-            result.models[j],
+            plain_label(result.models[j]),
             (ranks[i], 0),
             xytext=(0, -10 - 10 * (i % 3)),
             textcoords="offset points",

@@ -23,7 +23,7 @@ from service.estimators.unrolling_error import (
     solve,
     truth,
 )
-from service.estimators.unrolling_plot import plot_jacobian_error
+from service.estimators.unrolling_plot import jacobian_error_curves, plot_jacobian_error
 from service.registry import EstimatorSpec, Progress, register
 from service.types import ResultModel, StrictModel, array_param
 
@@ -357,5 +357,6 @@ SPEC = register(
         sync_budget=SYNC_BUDGET,
         hard_cap=HARD_CAP,
         plot=plot_jacobian_error,
+        overlay=jacobian_error_curves,
     )
 )

@@ -2,6 +2,8 @@
 
 from typing import Any
 
+from service.plot_overlay import Curve, Curves
+
 
 def plot_jacobian_error(result: Any) -> Any:
     """Relative (absolute when J* = 0) Jacobian error against t on log-log axes, one line per k0, the bound
@@ -25,3 +27,15 @@ def plot_jacobian_error(result: Any) -> Any:
     ax.legend(fontsize="small")
     fig.tight_layout()
     return fig
+
+
+def jacobian_error_curves(result: Any) -> Curves:
+    """The plot's error curve per k0 against t (log-log, relative unless J* = 0; the bounds left out), for
+    overlaying runs."""
+    relative = result.j_star_norm > 0
+    curves = tuple(
+        Curve(f"k0 = {c.k0}", c.t, c.rel_error if relative and c.rel_error is not None else c.abs_error)
+        for c in result.curves
+    )
+    label = "‖J_t − J*‖ / ‖J*‖" if relative else "‖J_t − J*‖"
+    return Curves("iteration t", label, curves, x_log=True, y_log=True)

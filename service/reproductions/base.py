@@ -4,7 +4,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-Verdict = Literal["reproduced", "not_reproduced", "not_reproducible"]
+from service.reproductions.claims import ClaimStatus, ExpectedSource, Finding
+
 Status = Literal["pending", "ready", "not_reproducible"]
 
 
@@ -18,11 +19,17 @@ class Step:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a judge concluded: the verdict, the measured figures (JSON values) and one sentence of reason."""
+    """What a judge concluded: the measured figures (JSON values), one sentence of reason and a finding per claim id
+    of the paper's ledger that the check speaks to."""
 
-    verdict: Verdict
     figures: Mapping[str, Any]
     reason: str
+    findings: Mapping[str, Finding] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        """No finding of the check is ``contradicted``."""
+        return all(f.status != "contradicted" for f in self.findings.values())
 
 
 Judge = Callable[[Sequence[Mapping[str, Any]]], Outcome]
@@ -37,21 +44,35 @@ class Reproduction:
     title: str
     claim: str
     requires: tuple[str, ...] = ()
-    steps: tuple[Step, ...] = ()
+    build_steps: Callable[[], tuple[Step, ...]] = tuple
+    """The check's estimator calls, built on first use (some rest on a small trained model or generated data)."""
     judge: Judge | None = None
     plot: Plot | None = None
     unavailable: str = ""
     """Why the claim cannot be checked here (``not_reproducible``); empty when it can."""
-    notes: tuple[str, ...] = field(default=())
-    headline: tuple[str, ...] = ()
-    """Names of the figures a summary shows first (the others follow in the full report)."""
     quick: bool = True
     """The check finishes in a few seconds (the test suite runs it; the slow ones run in ``make reproduce``)."""
 
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return self.build_steps()
 
-def verdict(ok: bool) -> Verdict:
-    """``reproduced`` when the judge's conditions hold, else ``not_reproduced``."""
-    return "reproduced" if ok else "not_reproduced"
+
+def finding(
+    ok: bool,
+    earned: ClaimStatus,
+    source: ExpectedSource,
+    expected: Any,
+    measured: Any,
+    tolerance: Any,
+    computation: str,
+    direction_holds: bool = False,
+) -> Finding:
+    """The claim's finding: the status the check earns when its conditions hold; else ``not_checked`` when only the
+    margin is missing (the measured direction agrees with the claim, the data are too few to tell), and
+    ``contradicted`` otherwise."""
+    status = earned if ok else ("not_checked" if direction_holds else "contradicted")
+    return Finding(status, source, expected, measured, tolerance, computation)
 
 
 def status_of(entry: Reproduction, registered: set[str]) -> Status:

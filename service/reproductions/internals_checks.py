@@ -4,11 +4,19 @@ full-duplex state inertia, each on the synthetic setting that isolates the paper
 import itertools
 import math
 from collections.abc import Mapping, Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
 
-from service.reproductions.base import Outcome, Step, verdict
+from service.estimators.sae import HierarchicalRecoveryParams
+from service.estimators.sae_planted import planted_hierarchy, sample_planted
+from service.reproductions import synthetic_models as synth
+from service.reproductions.base import Outcome, Step, finding
+from service.reproductions.claims import Finding
+from service.reproductions.reference import fdslm as ref_fdslm
+from service.reproductions.reference import layer_patching as ref_lp
+from service.reproductions.reference import sae as ref_sae
 
 Results = Sequence[Mapping[str, Any]]
 TIE = 1e-9
@@ -16,24 +24,29 @@ TIE = 1e-9
 
 LP = "layer_patching.plan"
 KNAPSACK = {"block_sizes": [2, 3, 2, 3, 3, 3], "delta": [-1.243, -0.216, -1.344, -1.606, 0.426, 0.065]}
-KNAPSACK_REFERENCE = {"dp": -2.587, "dp_patched": [0, 2], "greedy": -1.606, "greedy_patched": [3]}
 MONOTONE = {"block_sizes": [2, 2, 2, 3], "delta": [-1.0, -2.0, -3.0, -4.0]}
-MONOTONE_REFERENCE = {"last_to_first": -4.0, "dp": -5.0}
 LP_INSTANCES = 300
-LP_REFERENCE_GAP = 2.2545
-GAP_TOLERANCE = 5e-5
-"""The reference mean gap over the same 300 seeded instances has four decimals."""
+BRUTE_FORCE_LAYERS = 14
+"""Instances with at most 14 student layers (2^14 patch sets each) are checked against brute force."""
 
 
-def layer_patching_steps() -> tuple[Step, ...]:
-    """The knapsack example at added depth 2, the unequal-block monotone example at depth 2, then 300 additive
-    instances with two-layer blocks (seed 0: M = integers(3, 20), Δ = standard_normal(M) per instance)."""
+def _additive_instances(count: int) -> list[list[float]]:
+    """Seed 0: per instance M = integers(3, 20) two-layer blocks with Δ = standard_normal(M)."""
     rng = np.random.default_rng(0)
-    additive = []
-    for _ in range(LP_INSTANCES):
+    out = []
+    for _ in range(count):
         m = int(rng.integers(3, 20))
-        delta = rng.standard_normal(m).tolist()
-        additive.append(Step(LP, {"block_sizes": [2] * m, "cost_model": {"kind": "unary", "delta": delta}}))
+        out.append(rng.standard_normal(m).tolist())
+    return out
+
+
+def layer_patching_steps(instances: int = LP_INSTANCES) -> tuple[Step, ...]:
+    """The knapsack example at added depth 2, the unequal-block monotone example at depth 2, then additive instances
+    with two-layer blocks at every depth."""
+    additive = [
+        Step(LP, {"block_sizes": [2] * len(delta), "cost_model": {"kind": "unary", "delta": delta}})
+        for delta in _additive_instances(instances)
+    ]
     return (
         Step(
             LP,
@@ -56,61 +69,71 @@ def layer_patching_steps() -> tuple[Step, ...]:
 
 
 def layer_patching_judge(results: Results) -> Outcome:
-    """*Understanding Layer Patching in Model Size Interpolation*: the layered shortest path (DP over (layer, depth)) is
-    never above KLPatch's greedy chain or the sequential orders; with equal blocks and additive costs greedy equals it,
-    with unequal blocks it can lose."""
+    """*Understanding Layer Patching in Model Size Interpolation*: the layered shortest path (DP over (layer, depth))
+    finds the cheapest patch set at every added depth, against the minimum over all 2^M subsets
+    (``reference.layer_patching``); it is never above KLPatch's greedy chain or the sequential orders."""
     knap, mono, *additive = results
     k, m = knap["plans"][0], mono["plans"][0]
     chains = ("first_to_last", "last_to_first", "klpatch")
-    dp_above = 0
-    greedy_off = 0
-    greedy_above_sequential = 0
-    gaps = []
-    for res in results:
+    cases = [(KNAPSACK["block_sizes"], KNAPSACK["delta"], knap), (MONOTONE["block_sizes"], MONOTONE["delta"], mono)]
+    cases += [
+        ([2] * len(d), d, res)
+        for d, res in zip(_additive_instances(len(additive)), additive, strict=True)
+        if len(d) <= BRUTE_FORCE_LAYERS
+    ]
+    off_optimum = 0
+    depths = 0
+    worst = 0.0
+    for sizes, delta, res in cases:
+        best = ref_lp.brute_force(sizes, delta)
         for plan in res["plans"]:
-            dp = plan["dp"]["cost"]
-            dp_above += sum(plan[c]["reachable"] and plan[c]["cost"] < dp - TIE for c in chains)
-    for res in additive:
-        for plan in res["plans"]:
-            dp, greedy = plan["dp"]["cost"], plan["klpatch"]["cost"]
-            best_seq = min(plan["first_to_last"]["cost"], plan["last_to_first"]["cost"])
-            greedy_off += abs(greedy - dp) > TIE
-            greedy_above_sequential += greedy > best_seq + TIE
-            gaps.append(best_seq - dp)
-    mean_gap = float(np.mean(gaps))
+            depths += 1
+            gap = abs(plan["dp"]["cost"] - best[plan["added_depth"]])
+            worst = max(worst, gap)
+            off_optimum += gap > TIE
+    dp_above = sum(
+        plan[c]["reachable"] and plan[c]["cost"] < plan["dp"]["cost"] - TIE
+        for res in results
+        for plan in res["plans"]
+        for c in chains
+    )
+    gaps = [
+        min(p["first_to_last"]["cost"], p["last_to_first"]["cost"]) - p["dp"]["cost"]
+        for res in additive
+        for p in res["plans"]
+    ]
     figures = {
         "knapsack_dp": [k["dp"]["patched"], k["dp"]["cost"]],
         "knapsack_greedy": [k["klpatch"]["patched"], k["klpatch"]["cost"]],
         "monotone_dp": m["dp"]["cost"],
         "monotone_last_to_first": m["last_to_first"]["cost"],
         "instances": len(additive),
-        "depth_pairs": len(gaps),
-        "mean_gap_sequential_minus_dp": mean_gap,
-        "reference_mean_gap": LP_REFERENCE_GAP,
+        "depths_checked": depths,
+        "dp_off_brute_force": off_optimum,
+        "max_abs_gap_to_brute_force": worst,
         "dp_above_a_chain": dp_above,
-        "greedy_not_dp_additive": greedy_off,
-        "greedy_above_sequential_additive": greedy_above_sequential,
+        "mean_gap_sequential_minus_dp": float(np.mean(gaps)) if gaps else None,
     }
-    ok = (
-        k["dp"]["patched"] == KNAPSACK_REFERENCE["dp_patched"]
-        and abs(k["dp"]["cost"] - KNAPSACK_REFERENCE["dp"]) <= TIE
-        and k["klpatch"]["patched"] == KNAPSACK_REFERENCE["greedy_patched"]
-        and abs(k["klpatch"]["cost"] - KNAPSACK_REFERENCE["greedy"]) <= TIE
-        and abs(m["dp"]["cost"] - MONOTONE_REFERENCE["dp"]) <= TIE
-        and abs(m["last_to_first"]["cost"] - MONOTONE_REFERENCE["last_to_first"]) <= TIE
-        and dp_above == 0
-        and greedy_off == 0
-        and greedy_above_sequential == 0
-        and abs(mean_gap - LP_REFERENCE_GAP) <= GAP_TOLERANCE
-    )
+    findings = {
+        "shortest-path": finding(
+            off_optimum == 0 and dp_above == 0,
+            "implementation_verified",
+            "independent_computation",
+            "the minimum over every patch set at each added depth",
+            {"depths_checked": depths, "off_optimum": off_optimum, "max_abs_gap": worst},
+            TIE,
+            "reference.layer_patching.brute_force: all 2^M subsets of the knapsack example, the unequal-block example "
+            f"and the {len(cases) - 2} of {len(additive)} random additive instances with at most "
+            f"{BRUTE_FORCE_LAYERS} layers",
+        )
+    }
     reason = (
-        f"knapsack example at depth 2: DP {k['dp']['patched']} at {k['dp']['cost']:.3f} against greedy "
-        f"{k['klpatch']['patched']} at {k['klpatch']['cost']:.3f}; unequal blocks: DP {m['dp']['cost']:g} against "
-        f"last-to-first {m['last_to_first']['cost']:g}; over {len(additive)} additive instances ({len(gaps)} depths) "
-        f"DP = greedy <= sequential with {greedy_off + greedy_above_sequential} exceptions, mean sequential gap "
-        f"{mean_gap:.4f} (reference {LP_REFERENCE_GAP}); DP above a chain {dp_above} times"
+        f"over {depths} (instance, added depth) pairs the DP equals the brute-force minimum {depths - off_optimum} "
+        f"times (largest gap {worst:.2g}); knapsack example at depth 2: DP {k['dp']['patched']} at "
+        f"{k['dp']['cost']:.3f} against greedy {k['klpatch']['patched']} at {k['klpatch']['cost']:.3f}; DP above a "
+        f"chain {dp_above} times"
     )
-    return Outcome(verdict(ok), figures, reason)
+    return Outcome(figures, reason, findings)
 
 
 def layer_patching_plot(results: Results, outcome: Outcome) -> Any:
@@ -134,90 +157,117 @@ def layer_patching_plot(results: Results, outcome: Outcome) -> Any:
     right.hist(gaps, bins=30)
     right.set_xlabel("best sequential cost - DP cost")
     right.set_ylabel("(instance, depth) pairs")
-    right.set_title(
-        f"{len(results) - 2} additive instances, mean {outcome.figures['mean_gap_sequential_minus_dp']:.3f}"
-    )
+    right.set_title(f"{len(results) - 2} additive instances")
     fig.tight_layout()
     return fig
 
 
 STEER = "steering.gradient_signature"
-READOUT_W = (2.0, -1.0, 0.5, 1.0)
-READOUT_H = (0.25, 0.5, 0.0, 0.25)
-STEER_AXIS = (0.6, 0.0, 0.0, 0.8)
-SOFT_TARGET = 0.7
-STEER_REFERENCE = {"pressure": [0.2756470, -0.3276191, -0.4903577]}
-LAW_TOLERANCE = 1e-6
-"""The reference pressures (at α* = 0.2986489 + ½ and + 1) have seven decimals."""
+STEER_ALPHAS = [0.0, 1.0, 2.0, 3.0]
+STEER_SEED = 0
+STEER_TRAIT, STEER_OTHER = 200, 50
+"""The fine-tuning set: 200 trait-expressing and 50 other examples of the teacher (an 80 % trait rate, above what the
+trained network predicts unsteered, so training pushes towards the trait until steering makes it over-predict)."""
 
 
-def _pressure_grads(target: float, alphas: Sequence[float]) -> dict[str, list]:
-    """Per-example gradients g = (p_α − q)·w of the readout p_α = σ(w·(h + α v̂)) at each α, one example each."""
-    w, h, axis = (np.array(a) for a in (READOUT_W, READOUT_H, STEER_AXIS))
-    out = {}
-    for i, alpha in enumerate(alphas):
-        p = 1.0 / (1.0 + math.exp(-float(w @ (h + alpha * axis))))
-        out[f"q{target:g}_alpha{i}"] = [[((p - target) * w).tolist()]]
-    return out
+@cache
+def steering_setting() -> dict[str, Any]:
+    """A two-layer network trained on the teacher's trait labels, its persona direction estimated from its activations
+    on held-out rows, and the per-example activation gradients of the fine-tuning set's cross-entropy at each steering
+    coefficient α (the activation shifted by α v̂)."""
+    net = synth.train_steering_net(STEER_SEED)
+    x_probe, _ = synth.teacher_data(2000, 99)
+    v = synth.persona_direction(net, x_probe)
+    unit = v / np.linalg.norm(v)
+    x, y = synth.teacher_data(4000, 7)
+    rows = np.concatenate([np.flatnonzero(y == 1)[:STEER_TRAIT], np.flatnonzero(y == 0)[:STEER_OTHER]])
+    x, y = x[rows], y[rows]
+    grads = {f"alpha{i}": net.activation_gradients(x, y, a * unit) for i, a in enumerate(STEER_ALPHAS)}
+    mean_p = [float(net.forward(x, a * unit)[2].mean()) for a in STEER_ALPHAS]
+    return {"axis": v, "unit": unit, "grads": grads, "mean_p": mean_p, "target_rate": float(y.mean())}
 
 
 def steering_steps() -> tuple[Step, ...]:
-    """Soft target q = 0.7 at α = 0, α* + ½, α* + 1 (α* = (logit q − w·h)/(w·v̂)) and one-hot q = 1 at the same α."""
-    w, h, axis = (np.array(a) for a in (READOUT_W, READOUT_H, STEER_AXIS))
-    star = (math.log(SOFT_TARGET / (1 - SOFT_TARGET)) - float(w @ h)) / float(w @ axis)
-    alphas = [0.0, star + 0.5, star + 1.0]
-    grads = {**_pressure_grads(SOFT_TARGET, alphas), **_pressure_grads(1.0, alphas)}
-    params = {"grads": grads, "axis": [list(STEER_AXIS)], "baseline": f"q{SOFT_TARGET:g}_alpha0"}
-    return (Step(STEER, params),)
+    """The network's activation gradients at each α, with its persona direction as the axis."""
+    setting = steering_setting()
+    grads = {name: g[:, None, :].tolist() for name, g in setting["grads"].items()}
+    return (Step(STEER, {"grads": grads, "axis": [setting["axis"].tolist()], "baseline": "alpha0"}),)
+
+
+STEER_SE = 3.0
+PROJECTION_TOLERANCE = 1e-9
 
 
 def steering_judge(results: Results) -> Outcome:
-    """*Shifting the Gradient* (Grant et al.): the sign-reversal law π(α) = (q − p_α)·(w·v̂): positive steering reverses
-    the trait pressure once the steered readout over-predicts a soft target, and never with a one-hot target; the
-    gradients flip (cosine −1)."""
+    """*Shifting the Gradient* (Grant et al.) on a trained network: with the steering vector on the trait axis, the
+    trait pressure π = −mean⟨∂L/∂a, v̂⟩ is positive unsteered (training amplifies the trait) and turns negative once
+    steering makes the network over-predict the trait (each by 3 standard errors over the examples), falling at
+    every larger α; the estimator's pressure equals the direct projection."""
     (res,) = results
-    pressure = {s["method"]: s["layers"][0]["pressure"] for s in res["signatures"]}
-    soft = [pressure[f"q{SOFT_TARGET:g}_alpha{i}"] for i in range(3)]
-    onehot = [pressure[f"q1_alpha{i}"] for i in range(3)]
-    cos = res["cosines"][0]["mean_gradient"]
-    methods = res["methods"]
-    flip = cos[methods.index(f"q{SOFT_TARGET:g}_alpha0")][methods.index(f"q{SOFT_TARGET:g}_alpha2")]
+    setting = steering_setting()
+    pressure = {sig["method"]: sig["layers"][0]["pressure"] for sig in res["signatures"]}
+    measured = [pressure[f"alpha{i}"] for i in range(len(STEER_ALPHAS))]
+    proj = [-(setting["grads"][f"alpha{i}"] @ setting["unit"]) for i in range(len(STEER_ALPHAS))]
+    direct = [float(p.mean()) for p in proj]
+    ses = [float(p.std(ddof=1) / math.sqrt(p.size)) for p in proj]
+    agrees = all(abs(a - b) <= PROJECTION_TOLERANCE for a, b in zip(measured, direct, strict=True))
+    reverses = agrees and direct[0] > STEER_SE * ses[0] and direct[-2] < -STEER_SE * ses[-2]
+    steps = [b - a for a, b in itertools.pairwise(proj)]
+    step_se = [float(d.std(ddof=1) / math.sqrt(d.size)) for d in steps]
+    falls = agrees and all(d.mean() < -STEER_SE * se for d, se in zip(steps[:-1], step_se[:-1], strict=True))
     figures = {
-        "pressure_soft_target": soft,
-        "reference_pressure_soft_target": STEER_REFERENCE["pressure"],
-        "pressure_one_hot": onehot,
-        "cos_g0_g_star_plus_1": flip,
+        "alphas": STEER_ALPHAS,
+        "pressure": measured,
+        "pressure_direct": direct,
+        "pressure_se": ses,
+        "mean_trait_probability": setting["mean_p"],
+        "target_trait_rate": setting["target_rate"],
     }
-    ok = (
-        all(abs(a - b) <= LAW_TOLERANCE for a, b in zip(soft, STEER_REFERENCE["pressure"], strict=True))
-        and soft[0] > 0 > soft[1] > soft[2]
-        and all(p > 0 for p in onehot)
-        and abs(flip + 1) <= LAW_TOLERANCE
+    computation = (
+        "a 10-16-32-1 tanh network trained with numpy on a non-linear teacher; persona direction = difference of its "
+        "mean activations on rows it calls trait-positive and negative; gradients by the chain rule of its "
+        "cross-entropy on a fine-tuning set with an 80 % trait rate; pressures also projected directly"
     )
+    findings = {
+        "pressure-reversal": finding(
+            reverses,
+            "consistent",
+            "paper_text",
+            "pressure > 0 unsteered, < 0 once steering over-predicts the trait",
+            {"pressure": direct, "se": ses, "mean_trait_probability": setting["mean_p"]},
+            f"{STEER_SE:g} standard errors over the examples",
+            computation + "; competing hypothesis: a purely associative shift keeps the pressure's sign",
+        ),
+        "attenuating-shift": finding(
+            falls,
+            "consistent",
+            "paper_text",
+            "pressure falls as alpha grows towards over-prediction",
+            {"alphas": STEER_ALPHAS, "pressure": direct, "step_se": step_se},
+            f"{STEER_SE:g} standard errors of each paired difference over the examples (alpha 0 to 2)",
+            computation,
+        ),
+    }
     reason = (
-        f"on the synthetic logistic readout (real fine-tuning gradients are not public) the trait pressure along the "
-        f"steering axis goes {soft[0]:+.7f}, {soft[1]:+.7f}, {soft[2]:+.7f} at alpha = 0, alpha*+1/2, alpha*+1 "
-        f"(reference {', '.join(f'{p:+.7f}' for p in STEER_REFERENCE['pressure'])}) and stays positive with a "
-        f"one-hot target ({min(onehot):+.4f} at least); the gradients before and after reversal have cosine {flip:.6f}"
+        f"on a trained two-layer network the trait pressure along its persona direction goes "
+        f"{', '.join(f'{p:+.3f}' for p in direct)} (+- {max(ses):.3f}) at alpha = "
+        f"{', '.join(f'{a:g}' for a in STEER_ALPHAS)} while its mean trait probability rises "
+        f"{', '.join(f'{p:.2f}' for p in setting['mean_p'])} past the data's {setting['target_rate']:.2f}"
     )
-    return Outcome(verdict(ok), figures, reason)
+    return Outcome(figures, reason, findings)
 
 
 def steering_plot(results: Results, outcome: Outcome) -> Any:
-    """Trait pressure against the steering coefficient for a soft and a one-hot target."""
+    """Trait pressure against the steering coefficient, with 3 standard errors."""
     from matplotlib.figure import Figure
 
     f = outcome.figures
     fig = Figure(figsize=(5.5, 4))
     ax = fig.add_subplot()
-    labels = ["0", "alpha* + 1/2", "alpha* + 1"]
-    ax.plot(labels, f["pressure_soft_target"], "o-", label=f"soft target q = {SOFT_TARGET}")
-    ax.plot(labels, f["reference_pressure_soft_target"], "kx", label="reference")
-    ax.plot(labels, f["pressure_one_hot"], "s-", label="one-hot target q = 1")
+    ax.errorbar(f["alphas"], f["pressure"], yerr=[STEER_SE * s for s in f["pressure_se"]], fmt="o-", capsize=3)
     ax.axhline(0.0, color="k", lw=0.5)
-    ax.set_xlabel("steering coefficient")
-    ax.set_ylabel("pressure along the trait axis")
-    ax.legend(fontsize=8)
+    ax.set_xlabel("steering coefficient alpha (units of the persona direction)")
+    ax.set_ylabel("pressure along the trait axis (> 0 amplifies)")
     fig.tight_layout()
     return fig
 
@@ -225,17 +275,71 @@ def steering_plot(results: Results, outcome: Outcome) -> Any:
 SAE_STEPS = (Step("sae.hierarchical_recovery", {"seed": 0}),)
 """Planted hierarchy at the defaults: 8 orthonormal parents in R^64 with 4 simplex children each, N = 12, m = 8,
 s = 3, k = 3, 1500 steps of 256."""
+SAE_SHAPES = [
+    {"d": 64, "n_parents": 12, "n_children": 8, "subspace": 3, "k": 3},
+    {"d": 128, "n_parents": 256, "n_children": 32, "subspace": 4, "k": 8},
+]
+"""The planted check's H-SAE and a wider one (256 parents with 32 children each, 8 active)."""
+SAE_SAVING = 2.0
+"""'Significant': the flat encoder over the same latents must cost at least twice the H-SAE's."""
+
+
+def sae_steps() -> tuple[Step, ...]:
+    """The planted recovery, then a few training steps of each shape in ``SAE_SHAPES`` on 200 Gaussian rows (seed 0),
+    only for the encoder cost the estimator reports."""
+    out = list(SAE_STEPS)
+    for shape in SAE_SHAPES:
+        d, model = shape["d"], {k: v for k, v in shape.items() if k != "d"}
+        rows = np.random.default_rng(0).standard_normal((200, d)).round(6).tolist()
+        out.append(Step("sae.hierarchical_train", {**model, "x": rows, "steps": 5, "batch": 16}))
+    return tuple(out)
+
+
 SAE_PASS = {"max_fvu": 0.08, "parent_mean_cos": 0.95, "unique_parents": 8, "child_mean_cos": 0.78, "consistency": 24}
-"""The reference measurement's pass criteria (its five seeds: FVU 0.045-0.057, parent cos 0.966-0.989, child cos
+"""Pass criteria of the planted recovery (five seeds measured: FVU 0.045-0.057, parent cos 0.966-0.989, child cos
 0.83-0.925, consistency 26-29 of 32)."""
+SAE_FLAT_SEED = 1
+
+
+@cache
+def flat_baseline(seed: int = 0) -> dict[str, float]:
+    """A flat top-k SAE of the H-SAE's width N(1 + m) = 108 and active budget 2k = 6 (k parents and one child each),
+    trained as long on the same planted rows (the estimator's draw at ``seed``): its test FVU and its decoder's
+    recovery of the planted parents and children (mean over each of the max cosine to a decoder column)."""
+    p = HierarchicalRecoveryParams(seed=seed)
+    rng = np.random.default_rng(p.seed)
+    truth = planted_hierarchy(rng, p.d, p.true_parents, p.true_children)
+    x = sample_planted(rng, truth, p.n_train + p.n_test, p.p_active, p.parent_amplitude, p.child_amplitude, p.noise)
+    width, budget = p.n_parents * (1 + p.n_children), 2 * p.k
+    sae = synth.flat_topk_sae(x[: p.n_train], x[p.n_train :], width, budget, p.steps, p.batch, SAE_FLAT_SEED)
+    dec = sae["decoder"]
+    return {
+        "test_fvu": float(sae["fvu"]),
+        "parent_mean_cos": float((truth.parents @ dec).max(axis=1).mean()),
+        "child_mean_cos": float((truth.children.reshape(-1, p.d) @ dec).max(axis=1).mean()),
+        "width": width,
+        "active": budget,
+    }
 
 
 def sae_judge(results: Results) -> Outcome:
-    """*Incorporating Hierarchical Semantics in Sparse Autoencoder Architectures*: after training, the H-SAE's decoder
-    matches every planted parent (max cosine), its child atoms match the children far better than the random
-    initialisation, and most children sit under their own parent."""
-    (res,) = results
+    """*Incorporating Hierarchical Semantics in Sparse Autoencoder Architectures*: on planted data the trained H-SAE
+    recovers the planted parents and children (max cosine) and most children sit under their own parent; against a
+    flat top-k SAE of the same width and active budget on the same rows, the claim that learning the hierarchy
+    improves both reconstruction (test FVU) and interpretability (child recovery) is judged."""
+    res, *trained = results
     tr, rnd = res["trained"], res["random_init"]
+    flat = flat_baseline()
+    recovers = (
+        res["test"]["fvu"] < SAE_PASS["max_fvu"]
+        and tr["parent_mean_cos"] > SAE_PASS["parent_mean_cos"]
+        and tr["unique_parent_matches"] == SAE_PASS["unique_parents"]
+        and tr["child_mean_cos"] > SAE_PASS["child_mean_cos"]
+        and tr["hierarchy_consistency"] >= SAE_PASS["consistency"]
+        and tr["child_mean_cos"] > rnd["child_mean_cos"]
+    )
+    better_children = tr["child_mean_cos"] > flat["child_mean_cos"]
+    better_fvu = res["test"]["fvu"] < flat["test_fvu"]
     figures = {
         "test_fvu": res["test"]["fvu"],
         "parent_mean_cos": tr["parent_mean_cos"],
@@ -243,47 +347,87 @@ def sae_judge(results: Results) -> Outcome:
         "child_mean_cos": tr["child_mean_cos"],
         "hierarchy_consistency": tr["hierarchy_consistency"],
         "n_true_children": tr["n_true_children"],
-        "random_init_parent_mean_cos": rnd["parent_mean_cos"],
         "random_init_child_mean_cos": rnd["child_mean_cos"],
-        "random_init_hierarchy_consistency": rnd["hierarchy_consistency"],
+        "flat_test_fvu": flat["test_fvu"],
+        "flat_parent_mean_cos": flat["parent_mean_cos"],
+        "flat_child_mean_cos": flat["child_mean_cos"],
+        "hsae_recovers_planted": recovers,
     }
-    ok = (
-        res["test"]["fvu"] < SAE_PASS["max_fvu"]
-        and tr["parent_mean_cos"] > SAE_PASS["parent_mean_cos"]
-        and tr["unique_parent_matches"] == SAE_PASS["unique_parents"]
-        and tr["child_mean_cos"] > SAE_PASS["child_mean_cos"]
-        and tr["hierarchy_consistency"] >= SAE_PASS["consistency"]
-        and tr["child_mean_cos"] > rnd["child_mean_cos"]
-        and tr["hierarchy_consistency"] > rnd["hierarchy_consistency"]
-    )
+    findings = {
+        "hierarchy-learned": finding(
+            recovers and better_children and better_fvu,
+            "consistent",
+            "independent_computation",
+            {"flat_test_fvu": flat["test_fvu"], "flat_child_mean_cos": flat["child_mean_cos"]},
+            {"test_fvu": res["test"]["fvu"], "child_mean_cos": tr["child_mean_cos"], "recovers_planted": recovers},
+            "H-SAE below the flat SAE's FVU and above its child recovery",
+            f"synthetic_models.flat_topk_sae (width {flat['width']}, {flat['active']} active, same rows and steps) "
+            "and cosines against the planted parent and child directions; where contradicted: the H-SAE recovers "
+            f"the children better ({tr['child_mean_cos']:.3f} vs {flat['child_mean_cos']:.3f}) but reconstructs "
+            f"worse (test FVU {res['test']['fvu']:.3f} vs {flat['test_fvu']:.3f}) on this planted setting; the "
+            "paper's LLM activations are not used",
+        )
+    }
+    efficiency, efficiency_figures = _sae_efficiency(trained)
+    findings["efficiency"] = efficiency
+    figures["encoder_cost"] = efficiency_figures
     reason = (
-        f"on planted synthetic data (the paper's LLM activations are not used) the trained H-SAE reaches test FVU "
-        f"{res['test']['fvu']:.3f}, parent cosine {tr['parent_mean_cos']:.3f} ({tr['unique_parent_matches']} unique), "
-        f"child cosine {tr['child_mean_cos']:.3f} and {tr['hierarchy_consistency']}/{tr['n_true_children']} children "
-        f"under their parent, against {rnd['child_mean_cos']:.3f} and {rnd['hierarchy_consistency']} at random "
-        "initialisation (pass: FVU < 0.08, parent > 0.95 with 8 unique, child > 0.78, >= 24)"
+        f"on planted synthetic data the trained H-SAE reaches test FVU {res['test']['fvu']:.3f}, parent cosine "
+        f"{tr['parent_mean_cos']:.3f} ({tr['unique_parent_matches']} unique), child cosine "
+        f"{tr['child_mean_cos']:.3f} and {tr['hierarchy_consistency']}/{tr['n_true_children']} children under their "
+        f"parent; a flat top-k SAE of the same width and budget reaches FVU {flat['test_fvu']:.3f}, parent cosine "
+        f"{flat['parent_mean_cos']:.3f} and child cosine {flat['child_mean_cos']:.3f}; its encoder costs "
+        + " and ".join(f"{r:.2f}x less" for r in efficiency_figures["saving"])
+        + " than a flat encoder over the same latents"
     )
-    return Outcome(verdict(ok), figures, reason)
+    return Outcome(figures, reason, findings)
+
+
+def _sae_efficiency(results: Results) -> tuple[Finding, dict[str, Any]]:
+    """The encoder cost the estimator reports against the count from the matrix shapes (``reference.sae``)."""
+    expected = [
+        (
+            ref_sae.hierarchical_encoder_macs(s["d"], s["n_parents"], s["n_children"], s["subspace"], s["k"]),
+            ref_sae.flat_encoder_macs(s["d"], s["n_parents"], s["n_children"]),
+        )
+        for s in SAE_SHAPES
+    ]
+    measured = [(r["flops"]["encoder_macs"], r["flops"]["flat_encoder_macs"]) for r in results]
+    saving = [flat / enc for enc, flat in measured]
+    figures = {
+        "shapes": SAE_SHAPES,
+        "encoder_macs": [m[0] for m in measured],
+        "flat_encoder_macs": [m[1] for m in measured],
+        "saving": saving,
+        "reference_macs": [list(e) for e in expected],
+    }
+    return finding(
+        [list(m) for m in measured] == figures["reference_macs"] and min(saving) >= SAE_SAVING,
+        "implementation_verified",
+        "independent_computation",
+        {"macs": figures["reference_macs"], "saving_at_least": SAE_SAVING},
+        {k: figures[k] for k in ("encoder_macs", "flat_encoder_macs", "saving")},
+        "exact (integer MACs)",
+        "reference.sae: multiply-accumulates counted from the matrix shapes of one row's encoding (parent encoder, "
+        "then the k active parents' projections and child encoders) against a flat encoder over the same N(1 + m) "
+        "latents, for N = 12, m = 8, s = 3, k = 3, d = 64 and N = 256, m = 32, s = 4, k = 8, d = 128; an operation "
+        "count, not a timing: the paper's wall-clock measurements on LLM activations are not repeated",
+    ), figures
 
 
 def sae_plot(results: Results, outcome: Outcome) -> Any:
-    """Recovery scores, trained against random initialisation."""
+    """Test FVU and parent / child recovery of the H-SAE against the flat top-k SAE of the same width and budget."""
     from matplotlib.figure import Figure
 
     f = outcome.figures
-    n = f["n_true_children"]
-    labels = ["parent mean cos", "child mean cos", "hierarchy consistency"]
-    trained = [f["parent_mean_cos"], f["child_mean_cos"], f["hierarchy_consistency"] / n]
-    random = [
-        f["random_init_parent_mean_cos"],
-        f["random_init_child_mean_cos"],
-        f["random_init_hierarchy_consistency"] / n,
-    ]
+    labels = ["test FVU", "parent mean cos", "child mean cos"]
+    hsae = [f["test_fvu"], f["parent_mean_cos"], f["child_mean_cos"]]
+    flat = [f["flat_test_fvu"], f["flat_parent_mean_cos"], f["flat_child_mean_cos"]]
     fig = Figure(figsize=(6, 3.5))
     ax = fig.add_subplot()
     x = range(len(labels))
-    ax.bar([i - 0.2 for i in x], trained, width=0.4, label="trained")
-    ax.bar([i + 0.2 for i in x], random, width=0.4, label="random init")
+    ax.bar([i - 0.2 for i in x], hsae, width=0.4, label="H-SAE")
+    ax.bar([i + 0.2 for i in x], flat, width=0.4, label="flat top-k SAE")
     ax.set_xticks(list(x), labels)
     ax.set_ylim(0, 1.05)
     ax.legend(fontsize=8)
@@ -292,80 +436,93 @@ def sae_plot(results: Results, outcome: Outcome) -> Any:
 
 
 FD_D, FD_T, FD_T0 = 256, 48, 16
-FD_DELAY, FD_TAU, FD_NOISE = 8.0, 2.0, 0.3
-FD_ALPHAS = [0.0, 0.2, 0.4, 0.6]
+FD_KAPPA, FD_NOISE = 0.1, 0.3
+FD_ALPHAS = [0.0, 0.15, 0.3]
+"""κ = 0.1 per frame: by hand the lags are 7, 5 and 3 frames (ln(½ + α)/ln 0.9 = 6.58, 4.09, 2.12), each crossing at
+least 0.4 frame from an integer, so score noise 0.3/‖μ_P − μ_G‖ ≈ 0.013 cannot move the median."""
 FD_DIALOGUES = 20
 FD_VECTOR_SEED = 7
-
-
-def _generator(delay: float, alpha: float, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """One dialogue of h(t) = μ_G + (σ((t − t₀ − L)/τ) + α)·v + noise·E[t], v = μ_P − μ_G (μ_P, μ_G, E drawn in
-    that order from default_rng(seed)); returns (h, v̂, midpoint)."""
-    rng = np.random.default_rng(seed)
-    mu_p = rng.standard_normal(FD_D)
-    mu_g = rng.standard_normal(FD_D)
-    e = rng.standard_normal((FD_T, FD_D))
-    v = mu_p - mu_g
-    t = np.arange(FD_T)
-    h = mu_g + (1.0 / (1.0 + np.exp(-(t - FD_T0 - delay) / FD_TAU)) + alpha)[:, None] * v + FD_NOISE * e
-    return h, v / np.linalg.norm(v), (mu_p + mu_g) / 2
+FD_SCORE_SEED = 8000
 
 
 def fdslm_steps() -> tuple[Step, ...]:
-    """The perception vector of one generated dialogue (delay 4, seed 7; frames before the onset generative, from
-    10 frames after it perceptive), then the lag of 20 dialogues (delay 8, τ = 2, noise 0.3, seeds 8000-8019),
-    scored on their planted axes, for each steering coefficient α with the steering law's prediction."""
-    h, _, _ = _generator(4.0, 0.0, FD_VECTOR_SEED)
-    labels = [-1] * FD_T0 + [0] * 10 + [1] * (FD_T - FD_T0 - 10)
-    steps = [Step("fdslm.perception_vector", {"hidden_states": h[:, None, :].tolist(), "labels": labels})]
+    """The perception vector of one unsteered leaky-integrator dialogue (frames before the onset generative, from
+    20 frames after it perceptive), then for each α the states of 20 steered dialogues with that vector to score."""
+    states, _, _ = synth.leaky_dialogues(FD_KAPPA, 0.0, FD_T0, FD_T, FD_D, FD_NOISE, 1, FD_VECTOR_SEED)
+    labels = [-1] * FD_T0 + [0] * 20 + [1] * (FD_T - FD_T0 - 20)
+    steps = [Step("fdslm.perception_vector", {"hidden_states": states[0][:, None, :].tolist(), "labels": labels})]
+    _, mu_g, mu_p = synth.leaky_dialogues(FD_KAPPA, 0.0, FD_T0, FD_T, FD_D, FD_NOISE, 1, FD_SCORE_SEED)
     for alpha in FD_ALPHAS:
-        scores = []
-        for r in range(FD_DIALOGUES):
-            h, unit, mid = _generator(FD_DELAY, alpha, 8000 + r)
-            scores.append(((h - mid) @ unit).tolist())
-        law = {"delay": FD_DELAY, "tau": FD_TAU, "alphas": [alpha]}
-        steps.append(Step("fdslm.state_lag", {"scores": scores, "onset": FD_T0, "steering": law}))
+        h, _, _ = synth.leaky_dialogues(FD_KAPPA, alpha, FD_T0, FD_T, FD_D, FD_NOISE, FD_DIALOGUES, FD_SCORE_SEED)
+        steps.append(
+            Step(
+                "fdslm.state_lag",
+                {
+                    "hidden_states": h.tolist(),
+                    "vector": (mu_p - mu_g).tolist(),
+                    "midpoint": ((mu_p + mu_g) / 2).tolist(),
+                    "onset": FD_T0,
+                },
+            )
+        )
     return tuple(steps)
 
 
 PLANTED_COS = 0.99
-"""Noise 0.3 over 22 and 16 frames moves the estimated vector by about 1.6 against a norm near 22: cosine ≈ 0.997."""
+"""Noise 0.3 over 16 and 12 frames moves the estimated vector by about 1.6 against a norm near 22: cosine ≈ 0.997."""
 
 
 def fdslm_judge(results: Results) -> Outcome:
-    """*Overcoming State Inertia in Full-Duplex Spoken Language Models* (Chang et al.): the perception vector
-    v = μ_P − μ_G recovers the planted state axis; the lag after an onset (first K = 2 perceptive frames) shrinks with
-    the steering coefficient, its median following x* = L + τ ln((½ − α)/(½ + α))."""
+    """*Overcoming State Inertia in Full-Duplex Spoken Language Models* (Chang et al.), on dialogues whose state relaxes
+    after the onset as a leaky integrator (not the logistic steering law): the perception vector μ_P − μ_G recovers the
+    state axis, and the median lag (first K = 2 perceptive frames) equals the hand-computed lag at each steering α."""
     vec, *lags = results
     layer = vec["layers"][0]
-    _, unit, _ = _generator(4.0, 0.0, FD_VECTOR_SEED)
-    cos = float(np.dot(layer["vector"], unit) / layer["norm"])
+    _, mu_g, mu_p = synth.leaky_dialogues(FD_KAPPA, 0.0, FD_T0, FD_T, FD_D, FD_NOISE, 1, FD_VECTOR_SEED)
+    axis = mu_p - mu_g
+    cos = float(np.dot(layer["vector"], axis) / (layer["norm"] * np.linalg.norm(axis)))
     medians = [r["median_observed_frames"] for r in lags]
-    predicted = [r["predicted"][0]["lag_frames"] for r in lags]
+    expected = [ref_fdslm.leaky_lag(FD_KAPPA, a) for a in FD_ALPHAS]
     figures = {
         "perception_vector_auc": layer["auc"],
-        "perception_vector_cos_planted": cos,
+        "perception_vector_cos_axis": cos,
         "alphas": FD_ALPHAS,
         "median_lag_frames": medians,
-        "predicted_lag_frames": predicted,
+        "hand_lag_frames": expected,
         "lag_frames": [r["lag_frames"] for r in lags],
-        "censoring_rate": [r["censoring_rate"] for r in lags],
     }
-    unsteered = lags[0]["lag_frames"]
-    ok = (
-        cos > PLANTED_COS
-        and layer["auc"] == 1.0
-        and all(lag in (FD_DELAY, FD_DELAY + 1) for lag in unsteered)
-        and medians == predicted
-        and all(a > b for a, b in itertools.pairwise(medians))
+    lag_ok = medians[0] == expected[0] and cos > PLANTED_COS
+    steer_ok = medians == expected and all(a > b for a, b in itertools.pairwise(medians))
+    computation = (
+        f"reference.fdslm.leaky_lag: first frame with (1 - kappa)^k < 1/2 + alpha, kappa = {FD_KAPPA}; "
+        f"{FD_DIALOGUES} dialogues of 256-dimensional states with noise {FD_NOISE}"
     )
+    findings = {
+        "lag": finding(
+            lag_ok,
+            "implementation_verified",
+            "independent_computation",
+            {"lag_frames": expected[0], "vector_cosine_at_least": PLANTED_COS},
+            {"median_lag_frames": medians[0], "vector_cosine": cos},
+            "exact (frames)",
+            computation + "; the FD-SLMs' own lag needs their hidden states",
+        ),
+        "steering-mitigates": finding(
+            steer_ok,
+            "implementation_verified",
+            "independent_computation",
+            {"lag_frames": expected},
+            {"median_lag_frames": medians},
+            "exact (frames)",
+            computation,
+        ),
+    }
     reason = (
-        f"on the logistic state-transition generator (real FD-SLM hidden states are not public) the perception vector "
-        f"has cosine {cos:.4f} with the planted axis and AUC {layer['auc']:g}; the unsteered lag is "
-        f"{int(FD_DELAY)} or {int(FD_DELAY) + 1} frames in every dialogue, and steering with alpha = "
-        f"{', '.join(f'{a:g}' for a in FD_ALPHAS)} gives median lags {medians} against the law's {predicted}"
+        f"on leaky-integrator dialogues (real FD-SLM hidden states are not public) the perception vector has cosine "
+        f"{cos:.4f} with the state axis and AUC {layer['auc']:g}; steering with alpha = "
+        f"{', '.join(f'{a:g}' for a in FD_ALPHAS)} gives median lags {medians} against {expected} by hand"
     )
-    return Outcome(verdict(ok), figures, reason)
+    return Outcome(figures, reason, findings)
 
 
 def fdslm_plot(results: Results, outcome: Outcome) -> Any:

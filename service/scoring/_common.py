@@ -10,7 +10,7 @@ import numpy as np
 from pydantic import AfterValidator, Field
 
 from service.errors import Degenerate, InvalidInput
-from service.stats import check_budget, factorize
+from service.stats import MAX_WORK, check_budget, factorize
 from service.types import Seed, StrictModel
 
 ItemId = Annotated[
@@ -63,6 +63,27 @@ class BootstrapParams(StrictModel):
 def check_bootstrap(params: BootstrapParams, n: int) -> None:
     """Enforce the bootstrap budget ``B ≤ 10⁴``, ``B·n ≤ 5·10⁷`` as InvalidInput on params.n_resamples."""
     check_budget(params.n_resamples, n, ("params", "n_resamples"))
+
+
+KEY = ("answer_key", "items")
+"""``loc`` of the answer key's items (a split as a whole in ``ScorerSpec.check_key``)."""
+
+
+def check_key_size(n: int, max_items: int) -> None:
+    """A split of more than ``max_items`` answer-key items, which ``score`` refuses, as a check of the key."""
+    if n > max_items:
+        raise InvalidInput(f"{n} items exceed the limit of {max_items}", KEY)
+
+
+def check_key_budget(n_resamples: int, n: int, unit: str = "items") -> None:
+    """The bootstrap budget ``B·n ≤ 5·10⁷`` that ``score`` enforces (:func:`check_bootstrap`) as a check of a split
+    of ``n`` items (or videos) under the benchmark's fixed ``n_resamples`` B: at most ``5·10⁷ / B`` a split."""
+    if n_resamples * n > MAX_WORK:
+        raise InvalidInput(
+            f"{n} {unit} exceed the bootstrap budget of n_resamples={n_resamples}: at most "
+            f"{MAX_WORK // n_resamples} {unit} a split (n_resamples·n ≤ {MAX_WORK:.0e})",
+            KEY,
+        )
 
 
 def match_items(key_ids: Sequence[str], pred_ids: Sequence[str]) -> np.ndarray:

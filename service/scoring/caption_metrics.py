@@ -1,4 +1,5 @@
-"""Corpus BLEU-1..4, ROUGE-L and CIDEr-D exactly as the COCO caption evaluation (pycocoevalcap 1.2) defines them.
+"""Corpus BLEU-1..4, ROUGE-L and CIDEr-D exactly as the COCO caption evaluation (pycocoevalcap 1.2) defines them,
+its PTB tokenisation, and METEOR 1.5 through its jar.
 
 Chen et al., "Microsoft COCO Captions: Data Collection and Evaluation Server" (2015); BLEU by Papineni et al.
 (2002), ROUGE-L by Lin (2004), CIDEr-D by Vedantam, Zitnick & Parikh, "CIDEr: Consensus-based Image Description
@@ -7,12 +8,13 @@ Evaluation" (CVPR 2015). Every sentence is a list of tokens; all n-gram bookkeep
 position for all (candidate, reference) pairs at once.
 """
 
-import re
 from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
 
+from service.scoring import coco_java
+from service.scoring.ptb_tokenizer import ptb_tokens
 from service.stats import factorize
 
 MAX_N = 4
@@ -20,31 +22,30 @@ ROUGE_BETA = 1.2
 CIDER_SIGMA = 6.0
 BLEU_TINY = 1e-15
 BLEU_SMALL = 1e-9
-PTB_DROPPED = frozenset(
-    {"''", "'", "``", "`", '"', "(", ")", "{", "}", "[", "]", ".", "?", "!", ",", ":", "-", "--", "...", ";"}
-)
-"""Tokens the COCO evaluation removes after PTB tokenisation (brackets and quotes, which PTB rewrites as -LRB-,
-``, '' and so on before removal, are dropped directly here)."""
-Tokenizer = Literal["ptb_approx", "whitespace"]
-METEOR_REASON = "no Java METEOR backend is configured; METEOR comes only from the METEOR 1.5 jar, never approximated"
-
-_CLITIC = re.compile(r"([^\W_])('s|'re|'ve|'ll|'d|'m|n't)\b")
-_PTB_TOKEN = re.compile(r"'(?:s|re|ve|ll|d|m)\b|n't\b|\.\.\.|--|[^\W_]+(?:[-'./,&:][^\W_]+)*|\S")
+Tokenizer = Literal["ptb_approx", "ptb_java", "whitespace"]
 _LCS_CHUNK = 8192
 
 
-def ptb_tokens(text: str) -> list[str]:
-    """Regex approximation of the Stanford PTBTokenizer with ``-lowerCase`` followed by the COCO punctuation
-    removal: "The chair's brown!" → ``the chair 's brown``; "isn't" → ``is n't``; hyphenated words, decimals and
-    "o'clock" stay whole."""
-    split = _CLITIC.sub(r"\1 \2", text.lower())
-    return [t for t in _PTB_TOKEN.findall(split) if t not in PTB_DROPPED]
-
-
 def tokenize(text: str, tokenizer: Tokenizer) -> list[str]:
-    """Tokens of ``text``: ``ptb_approx`` (:func:`ptb_tokens`) or ``whitespace`` (pre-tokenised text, split on
-    whitespace and kept as is)."""
-    return ptb_tokens(text) if tokenizer == "ptb_approx" else text.split()
+    """Tokens of ``text``: ``ptb_approx`` (:func:`service.scoring.ptb_tokenizer.ptb_tokens`, the Python port of
+    pycocoevalcap's PTB tokenisation; also used for ``ptb_java`` one text at a time) or ``whitespace``
+    (pre-tokenised text, split on whitespace and kept as is)."""
+    return text.split() if tokenizer == "whitespace" else ptb_tokens(text)
+
+
+def tokenize_all(texts: Sequence[str], tokenizer: Tokenizer) -> tuple[list[list[str]], str, str | None]:
+    """(tokens of every text, the tokenizer that ran, why it differs from the one asked for or None).
+
+    ``ptb_java`` runs the CoreNLP 3.4.1 jar once on all texts (:func:`coco_java.ptb_java_tokens`); without Java
+    the port runs instead (equal to the jar on every text of the committed comparison corpus) and the reason is
+    returned.
+    """
+    if tokenizer == "ptb_java":
+        try:
+            return coco_java.ptb_java_tokens(texts), "ptb_java", None
+        except coco_java.JavaUnavailable as exc:
+            return [ptb_tokens(t) for t in texts], "ptb_approx", f"ptb_java unavailable ({exc}); ptb_approx ran"
+    return [tokenize(t, tokenizer) for t in texts], tokenizer, None
 
 
 class Corpus:
@@ -247,6 +248,19 @@ def score_captions(
     candidates: Sequence[str], references: Sequence[Sequence[str]], tokenizer: Tokenizer = "whitespace"
 ) -> dict[str, np.ndarray | float]:
     """Tokenise caption strings and return :func:`caption_scores` (the entry point timed by the benchmark)."""
-    return caption_scores(
-        [tokenize(c, tokenizer) for c in candidates], [[tokenize(r, tokenizer) for r in refs] for refs in references]
-    )
+    flat, _, _ = tokenize_all([*candidates, *(r for refs in references for r in refs)], tokenizer)
+    cands, rest = flat[: len(candidates)], iter(flat[len(candidates) :])
+    return caption_scores(cands, [[next(rest) for _ in refs] for refs in references])
+
+
+def meteor(hypotheses: Sequence[Sequence[str]], references: Sequence[Sequence[Sequence[str]]]) -> dict:
+    """METEOR 1.5 of tokenised hypotheses (one per item) against their tokenised references, through the jar
+    pycocoevalcap ships (:data:`coco_java.METEOR`): ``{"value", "items", "version"}``, or ``{"value": None,
+    "reason"}`` when Java cannot run it (never approximated)."""
+    try:
+        value, items = coco_java.METEOR.score(
+            [" ".join(h) for h in hypotheses], [[" ".join(r) for r in refs] for refs in references]
+        )
+    except coco_java.JavaUnavailable as exc:
+        return {"value": None, "reason": str(exc)}
+    return {"value": value, "items": items, "version": coco_java.METEOR_VERSION}

@@ -184,10 +184,8 @@ def score_arrays(
     return correct, scores, overall
 
 
-def _arrays(key_items: Sequence[AnswerKeyItem], pred_items: Sequence[PredictionItem]) -> tuple:
-    """Arrays of the key and predictions in one pass each; out-of-range indices raise InvalidInput."""
-    num_options = int_column(key_items, "num_options")
-    answer_idx = int_column(key_items, "answer_idx")
+def _check_answers(num_options: np.ndarray, answer_idx: np.ndarray) -> None:
+    """Every ``answer_idx`` below its item's ``num_options`` (the item model bounds both, ``answer_idx`` ≥ 0)."""
     bad = np.flatnonzero(answer_idx >= num_options)
     if bad.size:
         i = int(bad[0])
@@ -195,15 +193,29 @@ def _arrays(key_items: Sequence[AnswerKeyItem], pred_items: Sequence[PredictionI
             f"answer_idx {answer_idx[i]} is out of range for num_options={num_options[i]}",
             ("answer_key", "items", i, "answer_idx"),
         )
+
+
+def check_key(key_items: list[AnswerKeyItem], params: Params) -> None:
+    """The answer-key check of :func:`score` (``ScorerSpec.check_key``): each answer is one of its item's options."""
+    _check_answers(int_column(key_items, "num_options"), int_column(key_items, "answer_idx"))
+
+
+def _arrays(key_items: Sequence[AnswerKeyItem], pred_items: Sequence[PredictionItem]) -> tuple:
+    """Arrays of the key and predictions in one pass each; out-of-range indices raise InvalidInput (without the
+    option count for a private item)."""
+    num_options = int_column(key_items, "num_options")
+    answer_idx = int_column(key_items, "answer_idx")
+    _check_answers(num_options, answer_idx)
     ids = column(key_items, "item_id")
     pred_index = match_items(ids, column(pred_items, "item_id"))
     choice_idx = int_column(pred_items, "choice_idx")
     bad = np.flatnonzero(choice_idx >= num_options[pred_index])
     if bad.size:
         j = int(bad[0])
+        i = int(pred_index[j])
+        bound = "this private item's options" if key_items[i].split == "private" else f"num_options={num_options[i]}"
         raise InvalidInput(
-            f"choice_idx {choice_idx[j]} is out of range for num_options={num_options[pred_index[j]]}",
-            ("predictions", "items", j, "choice_idx"),
+            f"choice_idx {choice_idx[j]} is out of range for {bound}", ("predictions", "items", j, "choice_idx")
         )
     return ids, num_options, answer_idx, pred_index, choice_idx
 
@@ -261,5 +273,6 @@ SPEC = register(
         sync_budget=SYNC_BUDGET,
         hard_cap=HARD_CAP,
         paired_tests=PAIRED_TESTS,
+        check_key=check_key,
     )
 )

@@ -17,12 +17,24 @@ import numpy as np
 from pydantic import Field
 
 from service.errors import InvalidInput
-from service.registry import MetricInfo, ScorerSpec, register
-from service.scoring._common import BootstrapParams, KeyItemBase, Label, PredItemBase, column, match_items, metric
+from service.registry import Convention, ConventionOption, MetricInfo, ScorerSpec, Upstream, register
+from service.scoring._common import (
+    BootstrapParams,
+    KeyItemBase,
+    Label,
+    PredItemBase,
+    check_key_budget,
+    check_key_size,
+    column,
+    match_items,
+    metric,
+)
 from service.scoring._common import result as assemble
 from service.scoring.raven_parse import (
     LETTERS,
+    RAVEN_COMMIT,
     SHUFFLE_SALT,
+    VLMEVALKIT_COMMIT,
     ParseRule,
     parse_answer,
     relabel,
@@ -47,6 +59,19 @@ PAIRED_TESTS: dict[str, str] = {"s_main": "bootstrap", "overall_acc": "mcnemar",
 """Paired test per metric with per-item values: S_main's level-weighted item values by paired bootstrap;
 correctness and parse-failure flags are 0/1 (McNemar)."""
 RECONSTRUCTED: list[str] = []
+_VLMEVALKIT = Upstream("VLMEvalKit can_infer (open-compass/VLMEvalKit)", VLMEVALKIT_COMMIT)
+CONVENTIONS = (
+    Convention(
+        "parse_rule",
+        "raven",
+        (
+            ConventionOption("raven", (Upstream("RAVEN-Bench artifact (yuhu990424/RAVEN-Bench)", RAVEN_COMMIT),)),
+            ConventionOption("vlmevalkit", (_VLMEVALKIT,)),
+            ConventionOption("vlmevalkit_verbose", (_VLMEVALKIT,)),
+            ConventionOption("guarded", (_VLMEVALKIT,)),
+        ),
+    ),
+)
 
 Letter = Literal["A", "B", "C", "D"]
 Response = str | None
@@ -65,7 +90,7 @@ class AnswerKeyItem(KeyItemBase):
     modality_requirement: Literal["EO", "IR", "EO+IR"] = Field(description="Modality the question needs.")
     correct: Letter = Field(description="Correct option letter (source labels in seeded_shuffle mode).")
     options: dict[Letter, Annotated[str, Field(max_length=2000)]] | None = Field(
-        None, description="Option texts A-D (used by the guarded rule's text matching)."
+        None, description="Option texts A-D (used by the vlmevalkit rules' text matching)."
     )
     option_roles: dict[Letter, Label] | None = Field(
         None, description="Role of each option, e.g. correct / distractor_* (distractor analysis)."
@@ -102,8 +127,10 @@ class Params(BootstrapParams):
     )
     parse_rule: ParseRule = Field(
         "raven",
-        description="'raven' (artifact rule: first \\b[ABCD]\\b of the upper-cased text) or 'guarded' (VLMEvalKit "
-        "option/text matching with the article guard).",
+        description="'raven' (RAVEN-Bench artifact: JSON answer, else the first \\b[ABCD]\\b of the upper-cased "
+        "text), 'vlmevalkit' (VLMEvalKit can_infer: option letter, 'answer is X', then option text) or "
+        "'vlmevalkit_verbose' (the same with VERBOSE set: a lone 'A' among more than three tokens is refused as a "
+        "possible article); 'guarded' is the older name of 'vlmevalkit_verbose'.",
     )
     mode: Literal["single", "seeded_shuffle", "circular"] = Field(
         "single",
@@ -193,6 +220,14 @@ def _groups(key_items: Sequence[AnswerKeyItem]) -> tuple[np.ndarray, np.ndarray,
         i = int(order[mixed[0]])
         raise InvalidInput("a group has one group_family", ("answer_key", "items", i, "group_family"))
     return order, sizes, family[starts]
+
+
+def check_key(key_items: list[AnswerKeyItem], params: Params) -> None:
+    """The answer-key checks of :func:`score` (``ScorerSpec.check_key``): at most ``MAX_ITEMS`` questions, steps
+    1..k and one family per group, and the bootstrap budget in videos (the resampled unit)."""
+    check_key_size(len(key_items), MAX_ITEMS)
+    _groups(key_items)
+    check_key_budget(params.n_resamples, len(set(column(key_items, "video_id"))), "videos")
 
 
 def group_scores(correct: np.ndarray, order: np.ndarray, sizes: np.ndarray, coherent: np.ndarray) -> np.ndarray:
@@ -431,7 +466,7 @@ def cost(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], param
 SPEC = register(
     ScorerSpec(
         name="raven",
-        version="1",
+        version="2",
         summary="RAVEN-Bench EO-IR aerial video MCQ: S_main (level macro accuracy), S_L1-3, consistency and "
         "coherence group scores, strict group pass, parse failures; video-cluster bootstrap CIs; seeded shuffle "
         "and CircularEval modes; cross-modal gain across a model's three settings.",
@@ -450,5 +485,7 @@ SPEC = register(
         hard_cap=HARD_CAP,
         paired_tests=PAIRED_TESTS,
         metadata_params=("setting",),
+        conventions=CONVENTIONS,
+        check_key=check_key,
     )
 )

@@ -4,7 +4,8 @@ ScanRefer (Chen, Chang & Nießner, ECCV 2020): the first predicted box of a desc
 the single ground-truth box reaches k. Multi3DRefer (Zhang, Gong & Chang, ICCV 2023): per query, one Hungarian
 assignment maximising the summed IoU on the zero-padded square IoU matrix (shared by every threshold), TP_k =
 matched pairs with IoU ≥ k, F1_k = 2·TP_k/(|P| + |G|); a zero-target query scores 1 when no box is predicted.
-Boxes are (cx, cy, cz, dx, dy, dz); IoU = inter/(V₁ + V₂ − inter + 1e-8) as in the Chat-Scene evaluator.
+Boxes are (cx, cy, cz, dx, dy, dz); IoU = inter/(V₁ + V₂ − inter + ε) with ε = 1e-8 in the boxes' units³ as in
+the Chat-Scene evaluator (``iou_eps: reference``) or ε = 0 (``none``); a zero-volume predicted box scores IoU 0.
 """
 
 from collections.abc import Sequence
@@ -15,13 +16,15 @@ from pydantic import Field
 from scipy.optimize import linear_sum_assignment
 
 from service.errors import InvalidInput
-from service.registry import MetricInfo, ScorerSpec, register
+from service.registry import Convention, ConventionOption, MetricInfo, ScorerSpec, Upstream, register
 from service.scoring._common import (
     BootstrapParams,
     KeyItemBase,
     Label,
     PredItemBase,
     check_bootstrap,
+    check_key_budget,
+    check_key_size,
     column,
     match_items,
     metric,
@@ -32,7 +35,8 @@ from service.types import FiniteFloat
 
 MAX_ITEMS = 50_000
 MAX_BOXES = 64
-IOU_EPS = 1e-8
+IOU_EPS = {"reference": 1e-8, "none": 0.0}
+"""Absolute ε added to the IoU's union (Chat-Scene ``utils/box_utils.py`` ``box3d_iou``: 1e-8 whatever the unit)."""
 THRESHOLDS = (0.25, 0.5, 0.75)
 PRIMARY_THRESHOLD = 0.5
 COST_UNIT = "box-pair operations (20 per query, |P|·|G| IoUs, max(|P|,|G|)³ per Hungarian assignment)"
@@ -49,7 +53,12 @@ RECONSTRUCTED: list[str] = []
 
 Box = Annotated[
     list[FiniteFloat],
-    Field(min_length=6, max_length=6, description="Axis-aligned box [cx, cy, cz, dx, dy, dz]; sizes > 0."),
+    Field(
+        min_length=6,
+        max_length=6,
+        description="Axis-aligned box [cx, cy, cz, dx, dy, dz]; sizes ≥ 0 (a zero-volume predicted box scores IoU 0; "
+        "ground-truth sizes must be > 0 under iou_eps 'none').",
+    ),
 ]
 Boxes = Annotated[list[Box], Field(max_length=MAX_BOXES)]
 
@@ -93,6 +102,26 @@ class Params(BootstrapParams):
     op: Literal["ge", "gt"] = Field(
         "ge", description="IoU comparison: 'ge' (IoU ≥ k, Chat-Scene and M3DRef-CLIP) or 'gt' (IoU > k, Scan2Cap)."
     )
+    iou_eps: Literal["reference", "none"] = Field(
+        "reference",
+        description="'reference': IoU = inter/(union + 1e-8) as Chat-Scene, an absolute 1e-8 in the boxes' units³ "
+        "(identical 1 cm cubes in metres score 0.99, 1 mm cubes 0.091); 'none': exact inter/union (zero-volume "
+        "ground-truth boxes are refused).",
+    )
+
+
+CONVENTIONS = (
+    Convention(
+        "iou_eps",
+        "reference",
+        (
+            ConventionOption(
+                "reference", (Upstream("Chat-Scene utils/box_utils.py box3d_iou (ZzZZCHS/Chat-Scene)", "475e106"),)
+            ),
+            ConventionOption("none", ()),
+        ),
+    ),
+)
 
 
 METRICS = {
@@ -108,23 +137,29 @@ METRICS = {
 }
 
 
-def box_iou(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise axis-aligned 3D IoU of boxes ``(cx, cy, cz, dx, dy, dz)``: inter/(V₁ + V₂ − inter + 1e-8)."""
+def box_iou(a: np.ndarray, b: np.ndarray, eps: float = IOU_EPS["reference"]) -> np.ndarray:
+    """Row-wise axis-aligned 3D IoU of boxes ``(cx, cy, cz, dx, dy, dz)``: inter/(V₁ + V₂ − inter + eps); 0 where
+    the union is 0 (two zero-volume boxes with eps 0)."""
     lo = np.maximum(a[:, :3] - a[:, 3:] / 2, b[:, :3] - b[:, 3:] / 2)
     hi = np.minimum(a[:, :3] + a[:, 3:] / 2, b[:, :3] + b[:, 3:] / 2)
     inter = np.prod(np.maximum(hi - lo, 0.0), axis=1)
-    return inter / (np.prod(a[:, 3:], axis=1) + np.prod(b[:, 3:], axis=1) - inter + IOU_EPS)
+    union = np.prod(a[:, 3:], axis=1) + np.prod(b[:, 3:], axis=1) - inter + eps
+    return np.divide(inter, union, out=np.zeros_like(inter), where=union > 0)
 
 
-def box_array(boxes: Sequence[Sequence[Sequence[float]]], loc: tuple[str, str]) -> tuple[np.ndarray, np.ndarray]:
-    """Concatenated boxes of every item and their counts; a size ≤ 0 raises InvalidInput on ``(side, "items", i,
-    field)`` for ``loc = (side, field)``."""
+def box_array(
+    boxes: Sequence[Sequence[Sequence[float]]], loc: tuple[str, str], allow_zero: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenated boxes of every item and their counts; a size < 0 (or 0 unless ``allow_zero``) raises
+    InvalidInput on ``(side, "items", i, field)`` for ``loc = (side, field)``."""
     counts = np.fromiter(map(len, boxes), dtype=np.int64, count=len(boxes))
     flat = np.array([box for item in boxes for box in item], dtype=np.float64).reshape(-1, 6)
-    bad = np.flatnonzero((flat[:, 3:] <= 0).any(axis=1))
+    sizes = flat[:, 3:]
+    bad = np.flatnonzero(((sizes < 0) if allow_zero else (sizes <= 0)).any(axis=1))
     if bad.size:
         item = int(np.searchsorted(np.cumsum(counts), bad[0], side="right"))
-        raise InvalidInput("box sizes dx, dy, dz must be > 0", (loc[0], "items", item, loc[1]))
+        rule = "≥ 0" if allow_zero else "> 0"
+        raise InvalidInput(f"box sizes dx, dy, dz must be {rule}", (loc[0], "items", item, loc[1]))
     return flat, counts
 
 
@@ -145,17 +180,25 @@ def passes(iou: np.ndarray, threshold: float, op: str) -> np.ndarray:
     return iou >= threshold if op == "ge" else iou > threshold
 
 
-def scanrefer_ious(gt: np.ndarray, gt_n: np.ndarray, pred: np.ndarray, pred_n: np.ndarray) -> np.ndarray:
+def scanrefer_ious(
+    gt: np.ndarray, gt_n: np.ndarray, pred: np.ndarray, pred_n: np.ndarray, eps: float = IOU_EPS["reference"]
+) -> np.ndarray:
     """IoU of each item's first predicted box with its single ground-truth box (0 without a prediction)."""
     iou = np.zeros(gt_n.size)
     has = pred_n > 0
     first = np.concatenate(([0], np.cumsum(pred_n)[:-1]))[has]
-    iou[has] = box_iou(pred[first], gt[np.flatnonzero(has)])
+    iou[has] = box_iou(pred[first], gt[np.flatnonzero(has)], eps)
     return iou
 
 
 def multi3drefer_f1(
-    gt: np.ndarray, gt_n: np.ndarray, pred: np.ndarray, pred_n: np.ndarray, thresholds: Sequence[float], op: str
+    gt: np.ndarray,
+    gt_n: np.ndarray,
+    pred: np.ndarray,
+    pred_n: np.ndarray,
+    thresholds: Sequence[float],
+    op: str,
+    eps: float = IOU_EPS["reference"],
 ) -> np.ndarray:
     """Per-query F1 at each threshold (rows) from one IoU-maximising Hungarian assignment per query."""
     n = gt_n.size
@@ -166,7 +209,7 @@ def multi3drefer_f1(
     cols = np.maximum(gt_n[item], 1)
     p_idx = np.concatenate(([0], np.cumsum(pred_n)[:-1]))[item] + within // cols
     g_idx = np.concatenate(([0], np.cumsum(gt_n)[:-1]))[item] + within % cols
-    iou = box_iou(pred[p_idx], gt[g_idx])
+    iou = box_iou(pred[p_idx], gt[g_idx], eps)
     tp = np.zeros((len(thresholds), n))
     single = (np.minimum(gt_n, pred_n) == 1)[item]
     if single.any():
@@ -190,25 +233,46 @@ def multi3drefer_f1(
     return f1
 
 
-def _boxes(key_items: Sequence[AnswerKeyItem], pred_items: Sequence[PredictionItem], params: Params) -> tuple:
-    """Validated key ids, prediction index, and the ground-truth and predicted boxes (with counts) in key order."""
-    if len(key_items) > MAX_ITEMS:
-        raise InvalidInput(f"{len(key_items)} items exceed the limit of {MAX_ITEMS}", ("answer_key", "items"))
+def _check_thresholds(params: Params, loc: tuple[str, str]) -> None:
+    """The thresholds hold 0.5 (the primary metric's), each once; else InvalidInput at ``loc``."""
     if PRIMARY_THRESHOLD not in params.thresholds:
-        raise InvalidInput("thresholds must include 0.5 (the primary metric's threshold)", ("params", "thresholds"))
+        raise InvalidInput("thresholds must include 0.5 (the primary metric's threshold)", loc)
     if len(set(params.thresholds)) < len(params.thresholds):
-        raise InvalidInput("thresholds must be distinct", ("params", "thresholds"))
-    ids = column(key_items, "item_id")
-    index = match_items(ids, column(pred_items, "item_id"))
-    gt, gt_n = box_array(column(key_items, "gt_boxes"), ("answer_key", "gt_boxes"))
+        raise InvalidInput("thresholds must be distinct", loc)
+
+
+def _gt_boxes(key_items: Sequence[AnswerKeyItem], params: Params) -> tuple[np.ndarray, np.ndarray]:
+    """The ground-truth boxes and their counts: sizes > 0 (≥ 0 with ``iou_eps: reference``), one box a scanrefer
+    item; else InvalidInput at the item's ``gt_boxes``."""
+    gt, gt_n = box_array(column(key_items, "gt_boxes"), ("answer_key", "gt_boxes"), params.iou_eps == "reference")
     if params.task == "scanrefer":
         wrong = np.flatnonzero(gt_n != 1)
         if wrong.size:
             raise InvalidInput(
                 "a scanrefer item has exactly one ground-truth box", ("answer_key", "items", int(wrong[0]), "gt_boxes")
             )
+    return gt, gt_n
+
+
+def check_key(key_items: list[AnswerKeyItem], params: Params) -> None:
+    """The checks :func:`score` makes of the answer key and params (``ScorerSpec.check_key``): the thresholds, at
+    most ``MAX_ITEMS`` items, the bootstrap budget and the ground-truth boxes."""
+    _check_thresholds(params, ("scorer_params", "thresholds"))
+    check_key_size(len(key_items), MAX_ITEMS)
+    check_key_budget(params.n_resamples, len(key_items))
+    _gt_boxes(key_items, params)
+
+
+def _boxes(key_items: Sequence[AnswerKeyItem], pred_items: Sequence[PredictionItem], params: Params) -> tuple:
+    """Validated key ids, prediction index, and the ground-truth and predicted boxes (with counts) in key order."""
+    if len(key_items) > MAX_ITEMS:
+        raise InvalidInput(f"{len(key_items)} items exceed the limit of {MAX_ITEMS}", ("answer_key", "items"))
+    _check_thresholds(params, ("params", "thresholds"))
+    ids = column(key_items, "item_id")
+    index = match_items(ids, column(pred_items, "item_id"))
+    gt, gt_n = _gt_boxes(key_items, params)
     pred, pred_n = in_key_order(
-        *box_array(column(pred_items, "pred_boxes"), ("predictions", "pred_boxes")), index, len(key_items)
+        *box_array(column(pred_items, "pred_boxes"), ("predictions", "pred_boxes"), True), index, len(key_items)
     )
     return ids, index, gt, gt_n, pred, pred_n
 
@@ -219,17 +283,18 @@ def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], para
     ids, index, gt, gt_n, pred, pred_n = _boxes(key_items, pred_items, params)
     thresholds = sorted(params.thresholds)
     n = len(key_items)
+    eps = IOU_EPS[params.iou_eps]
     item_metrics: dict[str, list[float]] = {}
     scores: dict[str, dict] = {}
     if params.task == "scanrefer":
-        iou = scanrefer_ious(gt, gt_n, pred, pred_n)
+        iou = scanrefer_ious(gt, gt_n, pred, pred_n, eps)
         values = np.array([passes(iou, t, params.op) for t in thresholds], dtype=np.float64)
         for t, v in zip(thresholds, values, strict=True):
             k = int(v.sum())
             scores[metric_name("acc", t)] = metric(k / n, *wilson(k, n, params.confidence), n)
             item_metrics[metric_name("acc", t)] = v.tolist()
     else:
-        values = multi3drefer_f1(gt, gt_n, pred, pred_n, thresholds, params.op)
+        values = multi3drefer_f1(gt, gt_n, pred, pred_n, thresholds, params.op, eps)
     for t, v in zip(thresholds, values, strict=True):
         name = metric_name("f1", t)
         item_metrics[name] = v.tolist()
@@ -253,8 +318,11 @@ def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], para
         "n_items": n,
         "n_missing": n - int(index.size),
         "n_zero_target": int((gt_n == 0).sum()),
+        "n_degenerate_pred_boxes": int((pred[:, 3:] == 0).any(axis=1).sum()),
         "by_subset": by_subset,
-        "iou": "inter/(V1 + V2 - inter + 1e-8), axis-aligned boxes (cx, cy, cz, dx, dy, dz)",
+        "iou_eps": params.iou_eps,
+        "iou": f"inter/(V1 + V2 - inter{' + 1e-8' if eps else ''}), axis-aligned boxes (cx, cy, cz, dx, dy, dz); "
+        "a zero-volume predicted box scores 0",
     }
     primary = np.asarray(item_metrics[metric_name("f1", PRIMARY_THRESHOLD)])
     out = result(scores, breakdown, index.size / n, RECONSTRUCTED, ids, primary)
@@ -295,5 +363,7 @@ SPEC = register(
         sync_budget=SYNC_BUDGET,
         hard_cap=HARD_CAP,
         paired_tests=PAIRED_TESTS,
+        conventions=CONVENTIONS,
+        check_key=check_key,
     )
 )

@@ -181,6 +181,13 @@ def _check_key(it: AnswerKeyItem, i: int) -> None:
         raise InvalidInput("odds_projection items need p_prev, p_now and p_next", (*loc, "p_now"))
 
 
+def check_key(key_items: list[AnswerKeyItem], params: Params) -> None:
+    """The answer-key checks of :func:`score` (``ScorerSpec.check_key``): each item has its task's gold field, and
+    a revealed_side gold is one of the item's outcomes (YES / NO without outcomes)."""
+    for i, it in enumerate(key_items):
+        _check_key(it, i)
+
+
 def _answer(it: AnswerKeyItem, p: PredictionItem, j: int, dead_band: float) -> Any:
     """The prediction's answer for the item's task, validated."""
     if it.task == "commitment":
@@ -190,7 +197,8 @@ def _answer(it: AnswerKeyItem, p: PredictionItem, j: int, dead_band: float) -> A
     if it.task == "revealed_side":
         allowed = [*(it.outcomes or ["YES", "NO"]), *ABSTAIN]
         if p.side not in allowed:
-            raise InvalidInput(f"side must be one of {allowed}", _loc(j, "side"))
+            choices = f"this private item's outcomes or {' / '.join(ABSTAIN)}" if it.split == "private" else allowed
+            raise InvalidInput(f"side must be one of {choices}", _loc(j, "side"))
         return p.side
     if it.task == "future_action":
         if p.action is None:
@@ -418,5 +426,6 @@ SPEC = register(
         sync_budget=SYNC_BUDGET,
         hard_cap=HARD_CAP,
         paired_tests=PAIRED_TESTS,
+        check_key=check_key,
     )
 )

@@ -25,6 +25,7 @@ from service.scoring._common import (
     PredItemBase,
     Text,
     check_bootstrap,
+    check_key_budget,
     column,
     match_items,
     metric,
@@ -193,6 +194,13 @@ def _check_key(key_items: Sequence[AnswerKeyItem]) -> None:
             isinstance(it.ref, str) and len(it.ref) == 1 and it.ref.upper() in "ABCD"
         ):
             raise InvalidInput("choice items need ref = one option letter A-D", (*loc, "ref"))
+
+
+def check_key(key_items: list[AnswerKeyItem], params: Params) -> None:
+    """The answer-key checks of :func:`score` (``ScorerSpec.check_key``): the bootstrap budget, one eval_task,
+    group and aspect per dataset, a basic item's aliases each with a token, a choice item's letter A-D."""
+    check_key_budget(params.n_resamples, len(key_items))
+    _check_key(key_items)
 
 
 def _aliases(ref: list) -> list[str]:
@@ -542,5 +550,6 @@ SPEC = register(
         sync_budget=SYNC_BUDGET,
         hard_cap=HARD_CAP,
         paired_tests=PAIRED_TESTS,
+        check_key=check_key,
     )
 )

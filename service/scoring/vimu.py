@@ -23,6 +23,7 @@ from service.scoring._common import (
     Letter,
     PredItemBase,
     check_bootstrap,
+    check_key_budget,
     column,
     group_means,
     match_items,
@@ -202,6 +203,13 @@ def _key_arrays(key_items: Sequence[AnswerKeyItem]) -> tuple[np.ndarray, np.ndar
         if gold[i] & ~opts[i]:
             raise InvalidInput("correct_options must be a subset of options", (*loc, "correct_options"))
     return task, opts, gold
+
+
+def check_key(key_items: list[AnswerKeyItem], params: Params) -> None:
+    """The answer-key checks of :func:`score` (``ScorerSpec.check_key``): the bootstrap budget; OE items without
+    options, the others with unique option letters holding their correct options."""
+    check_key_budget(params.n_resamples, len(key_items))
+    _key_arrays(key_items)
 
 
 def _pred_arrays(
@@ -456,5 +464,6 @@ SPEC = register(
         sync_budget=SYNC_BUDGET,
         hard_cap=HARD_CAP,
         paired_tests=PAIRED_TESTS,
+        check_key=check_key,
     )
 )

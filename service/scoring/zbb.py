@@ -1,4 +1,4 @@
-"""Zero-Buffer Benchmark scorer: correctness and initial-word omission rate (IWOR) of full-duplex spoken models.
+"""Zero-Buffer Benchmark scorer: correctness and initial-word occurrence rate (IWOR) of full-duplex spoken models.
 
 Chang, Chang, Liu & Glass, "Overcoming State Inertia in Full-Duplex Spoken Language Models via Activation
 Steering": the user starts speaking abruptly while the model talks; a response is *correct* when the judge says so
@@ -28,7 +28,7 @@ from pydantic import Field
 
 from service.errors import Degenerate, InvalidInput
 from service.registry import MetricInfo, ScorerSpec, register
-from service.scoring._common import KeyItemBase, PredItemBase, column, match_items, metric, result
+from service.scoring._common import KeyItemBase, PredItemBase, check_key_size, column, match_items, metric, result
 from service.stats import wilson
 from service.types import StrictModel
 
@@ -115,14 +115,15 @@ def _token_run(text: str, loc: tuple[str | int, ...]) -> str:
     return " " + " ".join(toks) + " "
 
 
-def _filler_set(params: Params) -> frozenset[str]:
+def _filler_set(params: Params, loc: tuple[str, ...] = ("fillers",)) -> frozenset[str]:
+    """The normalised fillers; one that is not one token raises InvalidInput at ``loc + (index,)``."""
     if not params.skip_fillers:
         return frozenset()
     found = []
     for i, filler in enumerate(params.fillers):
         toks = tokens(filler)
         if len(toks) != 1:
-            raise InvalidInput(f"filler {filler!r} is {len(toks)} tokens after normalisation, not 1", ("fillers", i))
+            raise InvalidInput(f"filler {filler!r} is {len(toks)} tokens after normalisation, not 1", (*loc, i))
         found.append(toks[0])
     return frozenset(found)
 
@@ -150,6 +151,16 @@ def key_tokens(key: AnswerKeyItem, k: int, n_initial: int, fillers: frozenset[st
     answers = [_token_run(key.reference, (*loc, "reference"))]
     answers += [_token_run(a, (*loc, "aliases", j)) for j, a in enumerate(key.aliases or ())]
     return KeyTokens(words=frozenset(words), answers=tuple(answers))
+
+
+def check_key(key_items: list[AnswerKeyItem], params: Params) -> None:
+    """The checks :func:`score` makes of the answer key and params (``ScorerSpec.check_key``): at most
+    ``MAX_ITEMS`` items, each filler one token, ``n_initial`` non-filler user tokens and a token in the reference
+    and in each alias of every item."""
+    check_key_size(len(key_items), MAX_ITEMS)
+    fillers = _filler_set(params, ("scorer_params", "fillers"))
+    for k, item in enumerate(key_items):
+        key_tokens(item, k, params.n_initial, fillers)
 
 
 def flags(key: KeyTokens, pred: PredictionItem) -> tuple[float, float]:
@@ -236,5 +247,6 @@ SPEC = register(
         sync_budget=SYNC_BUDGET,
         hard_cap=HARD_CAP,
         paired_tests=PAIRED_TESTS,
+        check_key=check_key,
     )
 )

@@ -11,12 +11,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import update
 
-from api.app import create_app
 from db.models import Job, Submission
 from db.repositories import jobs as job_repo
 from tests import support_estimators
-from tests.api.conftest import ADMIN, make_key
-from tests.api.test_benchmarks import key_items, predictions
+from tests.factories import ADMIN, api_key, benchmark, film_key_items, film_predictions, post_submission, serving
 from usecases.clock import utcnow
 from usecases.settings import Settings
 from usecases.submissions import _next_utc_midnight
@@ -43,17 +41,9 @@ def concurrently(n: int, call: Callable[[int], int]) -> Counter[int]:
 
 
 @pytest.fixture
-def estimator() -> Iterator[None]:
-    support_estimators.register()
-    yield
-    support_estimators.unregister()
-
-
-@pytest.fixture
-def queued(settings: Settings, estimator: None) -> Iterator[TestClient]:
+def queued(settings: Settings, test_estimator: str) -> Iterator[TestClient]:
     """Jobs stay queued (nobody runs them); the cap is 8 active jobs per caller."""
-    app = create_app(settings.model_copy(update={"queue": "memory", "max_jobs_per_key": 8}))
-    with TestClient(app, raise_server_exceptions=False) as c:
+    with serving(settings, queue="memory", max_jobs_per_key=8) as c:
         yield c
 
 
@@ -61,33 +51,20 @@ def job_body(i: int) -> dict:
     return {"kind": "estimator", "name": support_estimators.NAME, "params": {"values": [float(i)]}}
 
 
-def make_bench(client: TestClient, quota: int, name: str = "films") -> str:
-    owner = make_key(client, "benchmarks:write", name="maintainer")
-    body = {"name": name, "scorer": "film_mcq", "answer_key": {"items": key_items()}, "max_submissions_per_day": quota}
-    r = client.post("/v1/benchmarks", json=body, headers=owner)
-    assert r.status_code == 201, r.text
-    return r.json()["id"]
-
-
-def submit(client: TestClient, bench_id: str, headers: dict, model: str = "m", correct: int = 5) -> int:
-    body = {"model": model, "predictions": predictions(correct), "metadata": {}}
-    return client.post(f"/v1/benchmarks/{bench_id}/submissions", json=body, headers=headers).status_code
-
-
 # -- exact under concurrency ---------------------------------------------------------------------------------------
 
 
 def test_daily_quota_is_exact_under_20_concurrent_submissions(client: TestClient) -> None:
-    bench_id = make_bench(client, quota=5)
-    alice = make_key(client, "submissions:write", name="alice")
-    statuses = concurrently(20, lambda i: submit(client, bench_id, alice, model=f"m{i}"))
+    bench_id = benchmark(client, max_submissions_per_day=5)["id"]
+    alice = api_key(client, "submissions:write", name="alice")
+    statuses = concurrently(20, lambda i: post_submission(client, bench_id, alice, model=f"m{i}").status_code)
     assert statuses == Counter({201: 5, 429: 15})
     listed = client.get(f"/v1/benchmarks/{bench_id}/submissions", headers=alice).json()["items"]
     assert len(listed) == 5
 
 
 def test_job_cap_is_exact_under_12_concurrent_job_submissions(queued: TestClient) -> None:
-    alice = make_key(queued, "estimators:run", name="alice")
+    alice = api_key(queued, "estimators:run", name="alice")
     statuses = concurrently(12, lambda i: queued.post("/v1/jobs", json=job_body(i), headers=alice).status_code)
     assert statuses == Counter({202: 8, 429: 4})
     jobs = queued.get("/v1/jobs", params={"status": "queued"}, headers=ADMIN).json()["items"]
@@ -98,27 +75,27 @@ def test_job_cap_is_exact_under_12_concurrent_job_submissions(queued: TestClient
 
 
 def test_a_submission_from_yesterday_does_not_count_toward_todays_quota(client: TestClient, settings) -> None:
-    bench_id = make_bench(client, quota=1)
-    alice = make_key(client, "submissions:write", name="alice")
-    assert submit(client, bench_id, alice) == 201
-    assert submit(client, bench_id, alice) == 429
+    bench_id = benchmark(client, max_submissions_per_day=1)["id"]
+    alice = api_key(client, "submissions:write", name="alice")
+    assert post_submission(client, bench_id, alice).status_code == 201
+    assert post_submission(client, bench_id, alice).status_code == 429
     services = client.app.state.services  # type: ignore[attr-defined]
     yesterday = datetime.now(UTC).replace(hour=23, minute=59, second=59) - timedelta(days=1)
     with services.engines.write.begin() as conn:
         conn.execute(update(Submission).values(created_at=yesterday))
-    assert submit(client, bench_id, alice) == 201
-    assert submit(client, bench_id, alice) == 429
+    assert post_submission(client, bench_id, alice).status_code == 201
+    assert post_submission(client, bench_id, alice).status_code == 429
 
 
 def test_a_submission_at_todays_utc_midnight_counts_and_the_429_says_when_the_quota_resets(client: TestClient) -> None:
-    bench_id = make_bench(client, quota=1)
-    alice = make_key(client, "submissions:write", name="alice")
-    assert submit(client, bench_id, alice) == 201
+    bench_id = benchmark(client, max_submissions_per_day=1)["id"]
+    alice = api_key(client, "submissions:write", name="alice")
+    assert post_submission(client, bench_id, alice).status_code == 201
     midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
     services = client.app.state.services  # type: ignore[attr-defined]
     with services.engines.write.begin() as conn:
         conn.execute(update(Submission).values(created_at=midnight))  # the first instant of the quota day
-    body = {"model": "m", "predictions": predictions(5), "metadata": {}}
+    body = {"model": "m", "predictions": film_predictions(5), "metadata": {}}
     before = datetime.now(UTC)
     r = client.post(f"/v1/benchmarks/{bench_id}/submissions", json=body, headers=alice)
     after = datetime.now(UTC)
@@ -129,15 +106,22 @@ def test_a_submission_at_todays_utc_midnight_counts_and_the_429_says_when_the_qu
 
 
 def test_the_daily_quota_is_per_benchmark(client: TestClient) -> None:
-    first, second = make_bench(client, quota=1, name="a"), make_bench(client, quota=1, name="b")
-    alice = make_key(client, "submissions:write", name="alice")
-    assert [submit(client, b, alice) for b in (first, second, first, second)] == [201, 201, 429, 429]
+    first, second = (
+        benchmark(client, max_submissions_per_day=1, name="a")["id"],
+        benchmark(client, max_submissions_per_day=1, name="b")["id"],
+    )
+    alice = api_key(client, "submissions:write", name="alice")
+    assert [post_submission(client, b, alice).status_code for b in (first, second, first, second)] == [
+        201,
+        201,
+        429,
+        429,
+    ]
 
 
-def test_running_jobs_count_toward_the_cap(settings: Settings, estimator: None) -> None:
-    app = create_app(settings.model_copy(update={"queue": "memory", "max_jobs_per_key": 2}))
-    with TestClient(app, raise_server_exceptions=False) as c:
-        alice = make_key(c, "estimators:run", name="alice")
+def test_running_jobs_count_toward_the_cap(settings: Settings, test_estimator: str) -> None:
+    with serving(settings, queue="memory", max_jobs_per_key=2) as c:
+        alice = api_key(c, "estimators:run", name="alice")
         first = c.post("/v1/jobs", json=job_body(1), headers=alice).json()["id"]
         services = c.app.state.services  # type: ignore[attr-defined]
         with services.engines.write.begin() as conn:
@@ -148,10 +132,9 @@ def test_running_jobs_count_toward_the_cap(settings: Settings, estimator: None) 
         assert "2 jobs are queued or running" in r.json()["detail"]
 
 
-def test_a_running_job_is_not_failed_before_its_timeout_plus_grace(settings: Settings, estimator: None) -> None:
+def test_a_running_job_is_not_failed_before_its_timeout_plus_grace(settings: Settings, test_estimator: str) -> None:
     """Grace is max(30 s, 5 heartbeats): with a 10 s timeout the job is overdue only after 40 s of running."""
-    app = create_app(settings.model_copy(update={"queue": "memory", "job_timeout_s": 10.0, "job_heartbeat_s": 1.0}))
-    with TestClient(app, raise_server_exceptions=False) as c:
+    with serving(settings, queue="memory", job_timeout_s=10.0, job_heartbeat_s=1.0) as c:
         job_id = c.post("/v1/jobs", json=job_body(1)).json()["id"]
         services = c.app.state.services  # type: ignore[attr-defined]
         queue = services.jobs
@@ -179,12 +162,12 @@ def test_a_running_job_is_not_failed_before_its_timeout_plus_grace(settings: Set
 
 
 def test_a_non_admin_key_lists_only_its_own_submissions(client: TestClient) -> None:
-    bench_id = make_bench(client, quota=10)
-    alice = make_key(client, "submissions:write", name="alice")
-    bob = make_key(client, "submissions:write", name="bob")
-    assert submit(client, bench_id, alice, model="a1") == 201
-    assert submit(client, bench_id, alice, model="a2") == 201
-    assert submit(client, bench_id, bob, model="b1") == 201
+    bench_id = benchmark(client, max_submissions_per_day=10)["id"]
+    alice = api_key(client, "submissions:write", name="alice")
+    bob = api_key(client, "submissions:write", name="bob")
+    assert post_submission(client, bench_id, alice, model="a1").status_code == 201
+    assert post_submission(client, bench_id, alice, model="a2").status_code == 201
+    assert post_submission(client, bench_id, bob, model="b1").status_code == 201
 
     def models(headers: dict) -> list[str]:
         r = client.get(f"/v1/benchmarks/{bench_id}/submissions", headers=headers)
@@ -207,12 +190,12 @@ def test_the_bearer_scheme_is_case_insensitive(client: TestClient) -> None:
 def test_a_run_made_with_a_key_is_seen_only_by_that_key_and_admins(client: TestClient) -> None:
     """A maintainer's stateless scoring of a key with private items: not listed, nor readable, anonymously or by
     another key (open mode); a run made without a key stays open to everyone."""
-    maintainer = make_key(client, "benchmarks:write", name="maintainer")
-    other = make_key(client, "submissions:write", name="other")
-    body = {"answer_key": {"items": key_items()}, "predictions": predictions(7, 3)}
+    maintainer = api_key(client, "benchmarks:write", name="maintainer")
+    other = api_key(client, "submissions:write", name="other")
+    body = {"answer_key": {"items": film_key_items()}, "predictions": film_predictions(7, 3)}
     keyed = client.post("/v1/scorers/film_mcq/score", json=body, headers=maintainer)
     assert keyed.status_code == 200, keyed.text
-    open_body = {"answer_key": {"items": key_items(n_private=0)}, "predictions": predictions(4, n_private=0)}
+    open_body = {"answer_key": {"items": film_key_items(n_private=0)}, "predictions": film_predictions(4, n_private=0)}
     anonymous = client.post("/v1/scorers/film_mcq/score", json=open_body)
     assert anonymous.status_code == 200, anonymous.text
     keyed_id, open_id = keyed.json()["id"], anonymous.json()["id"]

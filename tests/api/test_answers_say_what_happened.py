@@ -6,9 +6,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, func, select, text
 from sqlalchemy.pool import NullPool
 
-from api.app import create_app
-from tests.api.conftest import make_key
-from tests.api.test_benchmarks import key_items, submit
+from tests.factories import api_key, benchmark, film_key_items, post_submission, serving
 from usecases.settings import Settings
 
 URL = "/v1/estimators/compression.nml_regret"
@@ -34,18 +32,14 @@ def _scorings(settings: Settings) -> int:
 
 
 def test_putting_back_an_earlier_answer_key_makes_it_current_again(settings: Settings) -> None:
-    with TestClient(create_app(settings.model_copy(update={"queue": "off"})), raise_server_exceptions=False) as c:
-        owner = make_key(c, "benchmarks:write", name="maintainer")
-        alice = make_key(c, "submissions:write", name="alice")
-        v1_items = key_items()
-        bench = c.post(
-            "/v1/benchmarks",
-            json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": v1_items}},
-            headers=owner,
-        ).json()
-        sub = submit(c, bench, alice, "m", 8).json()
+    with serving(settings, queue="off") as c:
+        owner = api_key(c, "benchmarks:write", name="maintainer")
+        alice = api_key(c, "submissions:write", name="alice")
+        v1_items = film_key_items()
+        bench = benchmark(c, owner, items=v1_items)
+        sub = post_submission(c, bench, alice, "m", 8).json()
         url = f"/v1/benchmarks/{bench['id']}/answer-key"
-        v2_items = key_items()
+        v2_items = film_key_items()
         v2_items[0]["answer_idx"] = 3  # the submission's q0 (choice 0) stays wrong, q0 was right under v1
         v2 = c.put(url, json={"items": v2_items}, headers=owner)
         assert v2.status_code == 201 and v2.json()["answer_key_version"] == 2

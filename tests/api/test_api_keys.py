@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from tests.api.conftest import ADMIN, make_key
+from tests.factories import ADMIN, api_key
 
 
 def test_create_list_revoke(client: TestClient, settings) -> None:
@@ -36,7 +36,7 @@ def test_management_needs_admin(client: TestClient) -> None:
     body = {"name": "x", "scopes": ["admin"]}
     assert client.post("/v1/api-keys", json=body).status_code == 401
     assert client.post("/v1/api-keys", json=body, headers={"X-API-Key": "ek_nope_nope"}).status_code == 401
-    weak = make_key(client, "estimators:run")
+    weak = api_key(client, "estimators:run")
     r = client.post("/v1/api-keys", json=body, headers=weak)
     assert r.status_code == 403 and r.headers["content-type"] == "application/problem+json"
     assert client.get("/v1/api-keys", headers=weak).status_code == 403
@@ -44,7 +44,7 @@ def test_management_needs_admin(client: TestClient) -> None:
 
 
 def test_bearer_and_header_forms(client: TestClient) -> None:
-    key = make_key(client, "admin")["X-API-Key"]
+    key = api_key(client, "admin")["X-API-Key"]
     assert client.get("/v1/api-keys", headers={"Authorization": f"Bearer {key}"}).status_code == 200
     assert client.get("/v1/api-keys", headers={"Authorization": f"Basic {key}"}).status_code == 401
 

@@ -13,15 +13,13 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text, update
 from sqlalchemy.pool import NullPool
 
-from api.app import create_app
-from api.routers.submissions import SubmissionIn
 from db.engine import make_engines
 from db.models import IdempotencyRecord
 from db.repositories import idempotency
 from service.scoring import film_mcq
-from tests.api.conftest import ADMIN, make_key
+from tests.factories import ADMIN, api_key, benchmark, film_key_items, film_predictions, post_submission, serving
 from usecases.scoring import dumps
-from usecases.submissions import IDEMPOTENCY_STALE
+from usecases.submissions import IDEMPOTENCY_STALE, SubmissionIn
 
 Z = 1.959963984540054
 STALE_S = IDEMPOTENCY_STALE.total_seconds()
@@ -34,51 +32,19 @@ def wilson(k: int, n: int) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def key_items(n_public: int = 10, n_private: int = 4) -> list[dict]:
-    items = [
-        {"item_id": f"q{i}", "num_options": 4, "answer_idx": i % 4, "film_id": f"f{i % 3}"} for i in range(n_public)
-    ]
-    items += [
-        {"item_id": f"p{i}", "num_options": 4, "answer_idx": 1, "film_id": "fp", "split": "private"}
-        for i in range(n_private)
-    ]
-    return items
-
-
-def predictions(correct_public: int, correct_private: int = 0, n_public: int = 10, n_private: int = 4) -> dict:
-    items = [{"item_id": f"q{i}", "choice_idx": i % 4 if i < correct_public else (i + 1) % 4} for i in range(n_public)]
-    items += [{"item_id": f"p{i}", "choice_idx": 1 if i < correct_private else 2} for i in range(n_private)]
-    return {"items": items}
-
-
 @pytest.fixture
 def owner(client: TestClient) -> dict:
-    return make_key(client, "benchmarks:write", name="maintainer")
+    return api_key(client, "benchmarks:write", name="maintainer")
 
 
 @pytest.fixture
 def bench(client: TestClient, owner: dict) -> dict:
-    r = client.post(
-        "/v1/benchmarks",
-        json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}, "description": "demo"},
-        headers=owner,
-    )
-    assert r.status_code == 201, r.text
-    return r.json()
+    return benchmark(client, owner, name="films", description="demo")
 
 
 @pytest.fixture
 def alice(client: TestClient) -> dict:
-    return make_key(client, "submissions:write", name="alice")
-
-
-def submit(client, bench, headers, model, correct, private=0, **kw):
-    return client.post(
-        f"/v1/benchmarks/{bench['id']}/submissions",
-        json={"model": model, "predictions": predictions(correct, private), "metadata": {"run": 1}},
-        headers=headers,
-        **kw,
-    )
+    return api_key(client, "submissions:write", name="alice")
 
 
 def test_register_benchmark(client: TestClient, bench: dict, owner: dict) -> None:
@@ -86,7 +52,7 @@ def test_register_benchmark(client: TestClient, bench: dict, owner: dict) -> Non
     assert bench["primary_metric"] == "accuracy" and len(bench["answer_key_sha256"]) == 64
     again = client.post(
         "/v1/benchmarks",
-        json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}},
+        json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": film_key_items()}},
         headers=owner,
     )
     assert again.status_code == 409
@@ -113,14 +79,14 @@ def test_register_benchmark(client: TestClient, bench: dict, owner: dict) -> Non
     ],
 )
 def test_register_invalid(client: TestClient, owner: dict, patch: dict, loc: list) -> None:
-    body = {"name": "x", "scorer": "film_mcq", "answer_key": {"items": key_items()}, **patch}
+    body = {"name": "x", "scorer": "film_mcq", "answer_key": {"items": film_key_items()}, **patch}
     r = client.post("/v1/benchmarks", json=body, headers=owner)
     assert r.status_code == 422, r.text
     assert loc in [e["loc"] for e in r.json()["errors"]]
 
 
 def test_submission_scores_and_private_visibility(client: TestClient, bench: dict, alice: dict) -> None:
-    r = submit(client, bench, alice, "m1", correct=8, private=3)
+    r = post_submission(client, bench, alice, "m1", correct=8, private=3)
     assert r.status_code == 201, r.text
     sub = r.json()
     acc = sub["scores"]["accuracy"]
@@ -156,7 +122,7 @@ def _walk(value, strings: set, numbers: list) -> None:
 
 
 def test_no_route_leaks_private_scores_to_a_submitter(client: TestClient, bench: dict, alice: dict) -> None:
-    sub = submit(client, bench, alice, "m1", correct=8, private=3).json()
+    sub = post_submission(client, bench, alice, "m1", correct=8, private=3).json()
     bid = bench["id"]
     responses = [
         sub,
@@ -193,19 +159,19 @@ def test_no_route_leaks_private_scores_to_a_submitter(client: TestClient, bench:
 
 
 def test_unknown_and_duplicate_prediction_ids_are_422(client: TestClient, bench: dict, alice: dict) -> None:
-    preds = predictions(5)
+    preds = film_predictions(5)
     preds["items"].append({"item_id": "zzz", "choice_idx": 0})
     r = client.post(
         f"/v1/benchmarks/{bench['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
     )
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "predictions", "items", 14, "item_id"]
-    preds = predictions(5)
+    preds = film_predictions(5)
     preds["items"].append(dict(preds["items"][0]))
     r = client.post(
         f"/v1/benchmarks/{bench['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
     )
     assert r.status_code == 422
-    preds = predictions(5)
+    preds = film_predictions(5)
     preds["items"][0]["choice_idx"] = 30
     r = client.post(
         f"/v1/benchmarks/{bench['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
@@ -215,7 +181,7 @@ def test_unknown_and_duplicate_prediction_ids_are_422(client: TestClient, bench:
 
 
 def test_missing_items_score_zero_and_lower_coverage(client: TestClient, bench: dict, alice: dict) -> None:
-    preds = predictions(10)
+    preds = film_predictions(10)
     preds["items"] = preds["items"][:5]
     r = client.post(
         f"/v1/benchmarks/{bench['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
@@ -225,44 +191,49 @@ def test_missing_items_score_zero_and_lower_coverage(client: TestClient, bench: 
 
 def test_idempotency_key(client: TestClient, bench: dict, alice: dict) -> None:
     h = {**alice, "Idempotency-Key": "abc"}
-    first = submit(client, bench, h, "m1", correct=6)
-    replay = submit(client, bench, h, "m1", correct=6)
+    first = post_submission(client, bench, h, "m1", correct=6)
+    replay = post_submission(client, bench, h, "m1", correct=6)
     assert first.status_code == replay.status_code == 201 and "idempotent-replayed" not in first.headers
     assert replay.json() == first.json() and replay.headers.get("idempotent-replayed") == "true"
-    other = submit(client, bench, h, "m1", correct=7)
+    other = post_submission(client, bench, h, "m1", correct=7)
     assert other.status_code == 422 and other.json()["errors"] == [
         {"loc": ["header", "Idempotency-Key"], "msg": "reused with a different body", "type": "idempotency"}
     ]
     assert len(client.get(f"/v1/benchmarks/{bench['id']}/submissions", headers=alice).json()["items"]) == 1
-    plain = submit(client, bench, alice, "m2", correct=6)
+    plain = post_submission(client, bench, alice, "m2", correct=6)
     assert plain.status_code == 201 and "idempotent-replayed" not in plain.headers
 
 
 def test_daily_quota_counts_only_successes(client: TestClient, owner: dict, alice: dict) -> None:
     b = client.post(
         "/v1/benchmarks",
-        json={"name": "q", "scorer": "film_mcq", "max_submissions_per_day": 2, "answer_key": {"items": key_items()}},
+        json={
+            "name": "q",
+            "scorer": "film_mcq",
+            "max_submissions_per_day": 2,
+            "answer_key": {"items": film_key_items()},
+        },
         headers=owner,
     ).json()
-    bad = predictions(3)
+    bad = film_predictions(3)
     bad["items"][0]["item_id"] = "unknown"
     for _ in range(3):
         r = client.post(f"/v1/benchmarks/{b['id']}/submissions", json={"model": "m", "predictions": bad}, headers=alice)
         assert r.status_code == 422
-    assert submit(client, b, alice, "m", 3).status_code == 201
-    assert submit(client, b, alice, "m", 4).status_code == 201
-    r = submit(client, b, alice, "m", 5)
+    assert post_submission(client, b, alice, "m", 3).status_code == 201
+    assert post_submission(client, b, alice, "m", 4).status_code == 201
+    r = post_submission(client, b, alice, "m", 5)
     assert r.status_code == 429 and 0 < int(r.headers["retry-after"]) <= 86_401
-    bob = make_key(client, "submissions:write", name="bob")
-    assert submit(client, b, bob, "m", 5).status_code == 201
+    bob = api_key(client, "submissions:write", name="bob")
+    assert post_submission(client, b, bob, "m", 5).status_code == 201
 
 
 def test_leaderboard_formats_ranking_and_withdrawal(client: TestClient, bench: dict, alice: dict) -> None:
-    bob = make_key(client, "submissions:write", name="bob")
-    s_a1 = submit(client, bench, alice, "alpha", 6).json()
-    s_b = submit(client, bench, bob, "beta", 9).json()
-    s_a2 = submit(client, bench, alice, "alpha", 4).json()
-    s_g = submit(client, bench, bob, "gamma", 6).json()
+    bob = api_key(client, "submissions:write", name="bob")
+    s_a1 = post_submission(client, bench, alice, "alpha", 6).json()
+    s_b = post_submission(client, bench, bob, "beta", 9).json()
+    s_a2 = post_submission(client, bench, alice, "alpha", 4).json()
+    s_g = post_submission(client, bench, bob, "gamma", 6).json()
     url = f"/v1/benchmarks/{bench['id']}/leaderboard"
     best = client.get(url).json()
     assert [(r["rank"], r["model"], r["submission_id"]) for r in best["items"]] == [
@@ -300,18 +271,18 @@ def test_leaderboard_formats_ranking_and_withdrawal(client: TestClient, bench: d
 @pytest.mark.parametrize("queue", ["immediate", "off"])
 def test_new_answer_key_version_rescores_and_keeps_old_rows(settings, queue: str) -> None:
     """With a queue the re-scoring is a job (``immediate`` runs it in-process here); without one it runs inline."""
-    with TestClient(create_app(settings.model_copy(update={"queue": queue})), raise_server_exceptions=False) as client:
-        owner = make_key(client, "benchmarks:write", name="maintainer")
-        alice = make_key(client, "submissions:write", name="alice")
+    with serving(settings, queue=queue) as client:
+        owner = api_key(client, "benchmarks:write", name="maintainer")
+        alice = api_key(client, "submissions:write", name="alice")
         bench = client.post(
             "/v1/benchmarks",
-            json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}},
+            json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": film_key_items()}},
             headers=owner,
         ).json()
-        sub = submit(client, bench, alice, "m", 8).json()
-        items = key_items()
+        sub = post_submission(client, bench, alice, "m", 8).json()
+        items = film_key_items()
         items[0]["answer_idx"] = 3
-        same = client.put(f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": key_items()}, headers=owner)
+        same = client.put(f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": film_key_items()}, headers=owner)
         assert same.status_code == 200 and same.json()["answer_key_version"] == 1 and not same.json()["created"]
         r = client.put(f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": items}, headers=owner)
         assert r.status_code == 201 and r.json()["answer_key_version"] == 2
@@ -329,7 +300,7 @@ def test_new_answer_key_version_rescores_and_keeps_old_rows(settings, queue: str
             client.put(
                 f"/v1/benchmarks/{bench['id']}/answer-key",
                 json={"items": items},
-                headers=make_key(client, "benchmarks:write"),
+                headers=api_key(client, "benchmarks:write"),
             ).status_code
             == 403
         )
@@ -344,8 +315,8 @@ def test_new_answer_key_version_rescores_and_keeps_old_rows(settings, queue: str
 
 
 def test_compare_uses_exact_mcnemar_on_common_items(client: TestClient, bench: dict, alice: dict) -> None:
-    a = submit(client, bench, alice, "a", 9).json()
-    b = submit(client, bench, alice, "b", 3).json()
+    a = post_submission(client, bench, alice, "a", 9).json()
+    b = post_submission(client, bench, alice, "b", 3).json()
     r = client.get(f"/v1/benchmarks/{bench['id']}/compare", params={"a": a["id"], "b": b["id"]}).json()
     assert r["test"] == "mcnemar_exact" and r["n_common"] == 10
     # a right & b wrong on items 3..8 (6 items), never the reverse: p = 2 * 0.5**6
@@ -365,40 +336,42 @@ WRITE_ROUTES = [
 
 
 def test_every_write_route_checks_keys(client: TestClient, bench: dict, alice: dict) -> None:
-    sub = submit(client, bench, alice, "m", 5).json()
-    revoked = make_key(client, "admin", "benchmarks:write", "submissions:write", name="gone")
+    sub = post_submission(client, bench, alice, "m", 5).json()
+    revoked = api_key(client, "admin", "benchmarks:write", "submissions:write", name="gone")
     kid = client.get("/v1/api-keys", headers=ADMIN).json()["items"][-1]["id"]
     client.delete(f"/v1/api-keys/{kid}", headers=ADMIN)
-    wrong_scope = make_key(client, "estimators:run")
-    other_owner = make_key(client, "benchmarks:write", "submissions:write", name="mallory")
+    wrong_scope = api_key(client, "estimators:run")
+    other_owner = api_key(client, "benchmarks:write", "submissions:write", name="mallory")
     bodies = {
-        "/v1/benchmarks": {"name": "z", "scorer": "film_mcq", "answer_key": {"items": key_items()}},
-        "/v1/benchmarks/{bid}/answer-key": {"items": key_items(3)},
-        "/v1/benchmarks/{bid}/submissions": {"model": "m", "predictions": predictions(1)},
+        "/v1/benchmarks": {"name": "z", "scorer": "film_mcq", "answer_key": {"items": film_key_items()}},
+        "/v1/benchmarks/{bid}/answer-key": {"items": film_key_items(3)},
+        "/v1/benchmarks/{bid}/submissions": {"model": "m", "predictions": film_predictions(1)},
         "/v1/api-keys": {"name": "x", "scopes": ["admin"]},
     }
     for method, template, _scope in WRITE_ROUTES:
         url = template.format(bid=bench["id"], sid=sub["id"], kid="some-key")
         kwargs = {"json": bodies[template]} if template in bodies else {}
-        for headers, expected in ((None, 401), (revoked, 401), (wrong_scope, 403)):
+        # a submission is not shown to a key that neither made it nor owns its benchmark: 404, scope or not
+        hidden = 404 if template == "/v1/submissions/{sid}" else 403
+        for headers, expected in ((None, 401), (revoked, 401), (wrong_scope, hidden)):
             r = getattr(client, method)(url, headers=headers, **kwargs)
             assert r.status_code == expected, (method, url, headers, r.text)
             assert r.headers["content-type"] == "application/problem+json"
     assert (
         client.put(
-            f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": key_items(3)}, headers=other_owner
+            f"/v1/benchmarks/{bench['id']}/answer-key", json={"items": film_key_items(3)}, headers=other_owner
         ).status_code
         == 403
     )
-    assert client.delete(f"/v1/submissions/{sub['id']}", headers=other_owner).status_code == 403
-    assert client.get(f"/v1/submissions/{sub['id']}", headers=other_owner).status_code == 403
+    assert client.delete(f"/v1/submissions/{sub['id']}", headers=other_owner).status_code == 404
+    assert client.get(f"/v1/submissions/{sub['id']}", headers=other_owner).status_code == 404
     assert client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()["withdrawn_at"] is None
 
 
 def test_idempotency_key_in_flight_is_409(client: TestClient, bench: dict, alice: dict, settings) -> None:
     """A retry while the first request still runs (a claim without a stored response) gets 409; once the
     claim is released the same key goes through."""
-    body = {"model": "m", "predictions": predictions(5), "metadata": {"run": 1}}
+    body = {"model": "m", "predictions": film_predictions(5), "metadata": {"run": 1}}
     key_id = client.get("/v1/api-keys", headers=ADMIN).json()["items"][-1]["id"]
     digest = hashlib.sha256(dumps(SubmissionIn.model_validate(body).model_dump(mode="json")).encode()).hexdigest()
     scope = f"{key_id}:{bench['id']}:submissions"
@@ -426,7 +399,7 @@ def test_an_abandoned_in_flight_key_is_taken_over_only_by_the_same_body(
 ) -> None:
     """A claim older than the stale window (its request died) lets a retry with the same body through; a different
     body is still refused; a completed answer keeps replaying however old it is."""
-    body = {"model": "m", "predictions": predictions(5), "metadata": {"run": 1}}
+    body = {"model": "m", "predictions": film_predictions(5), "metadata": {"run": 1}}
     key_id = client.get("/v1/api-keys", headers=ADMIN).json()["items"][-1]["id"]
     digest = hashlib.sha256(dumps(SubmissionIn.model_validate(body).model_dump(mode="json")).encode()).hexdigest()
     engines = make_engines(settings.database_url)
@@ -457,7 +430,7 @@ def test_a_retry_that_loses_the_take_over_race_is_409(
     stored claim is fresh again), so the conditional take-over of this one matches nothing and it is told the
     request is in flight instead of running it a second time."""
     url = f"/v1/benchmarks/{bench['id']}/submissions"
-    body = {"model": "m", "predictions": predictions(5)}
+    body = {"model": "m", "predictions": film_predictions(5)}
     key_id = client.get("/v1/api-keys", headers=ADMIN).json()["items"][-1]["id"]
     digest = hashlib.sha256(dumps(SubmissionIn.model_validate(body).model_dump(mode="json")).encode()).hexdigest()
     engines = make_engines(settings.database_url)
@@ -480,17 +453,17 @@ def test_a_failed_idempotent_submission_releases_its_key(client: TestClient, ben
     for _ in range(2):
         r = client.post(url, json=bad, headers={**alice, "Idempotency-Key": "retry"})
         assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "predictions", "items", 0, "item_id"]
-    good = {"model": "m", "predictions": predictions(5)}
+    good = {"model": "m", "predictions": film_predictions(5)}
     assert client.post(url, json=good, headers={**alice, "Idempotency-Key": "retry"}).status_code == 201
 
 
 def test_metadata_is_capped_at_16_kib_of_canonical_json(client: TestClient, bench: dict, alice: dict) -> None:
     url = f"/v1/benchmarks/{bench['id']}/submissions"
     fits = {"x": "a" * (16 * 1024 - len('{"x":""}'))}  # exactly 16 KiB compact JSON
-    ok = client.post(url, json={"model": "m", "predictions": predictions(5), "metadata": fits}, headers=alice)
+    ok = client.post(url, json={"model": "m", "predictions": film_predictions(5), "metadata": fits}, headers=alice)
     assert ok.status_code == 201 and ok.json()["metadata"] == fits
     over = {"x": fits["x"] + "a"}
-    r = client.post(url, json={"model": "m", "predictions": predictions(5), "metadata": over}, headers=alice)
+    r = client.post(url, json={"model": "m", "predictions": film_predictions(5), "metadata": over}, headers=alice)
     assert r.status_code == 422 and r.json()["errors"] == [
         {"loc": ["body", "metadata"], "msg": "at most 16 KiB of JSON", "type": "too_long"}
     ]
@@ -500,18 +473,18 @@ def test_leaderboard_cursor_is_keyset(client: TestClient, bench: dict, alice: di
     """A submission that ranks above the current page does not shift the next page (an offset cursor would
     repeat alpha here)."""
     for model, correct in (("beta", 9), ("alpha", 6), ("gamma", 4)):
-        submit(client, bench, alice, model, correct)
+        post_submission(client, bench, alice, model, correct)
     url = f"/v1/benchmarks/{bench['id']}/leaderboard"
     page1 = client.get(url, params={"limit": 2}).json()
     assert [r["model"] for r in page1["items"]] == ["beta", "alpha"]
-    submit(client, bench, alice, "delta", 10)
+    post_submission(client, bench, alice, "delta", 10)
     page2 = client.get(url, params={"limit": 2, "cursor": page1["next_cursor"]}).json()
     assert [(r["rank"], r["model"]) for r in page2["items"]] == [(4, "gamma")] and page2["next_cursor"] is None
     assert client.get(url, params={"cursor": "W10"}).status_code == 422  # base64 of [] is not a rank key
 
 
 def test_own_submissions_page_newest_first_with_a_cursor(client: TestClient, bench: dict, alice: dict) -> None:
-    ids = [submit(client, bench, alice, f"m{i}", correct=i).json()["id"] for i in range(3)]
+    ids = [post_submission(client, bench, alice, f"m{i}", correct=i).json()["id"] for i in range(3)]
     url = f"/v1/benchmarks/{bench['id']}/submissions"
     first = client.get(url, params={"limit": 2}, headers=alice).json()
     assert [s["id"] for s in first["items"]] == [ids[2], ids[1]] and first["next_cursor"]
@@ -530,7 +503,7 @@ def test_own_submissions_page_newest_first_with_a_cursor(client: TestClient, ben
 
 
 def test_withdrawal_answers_with_the_submission_and_its_scores(client: TestClient, bench: dict, alice: dict) -> None:
-    sub = submit(client, bench, alice, "m", correct=7).json()
+    sub = post_submission(client, bench, alice, "m", correct=7).json()
     gone = client.delete(f"/v1/submissions/{sub['id']}", headers=alice).json()
     assert gone["withdrawn_at"] is not None and gone["answer_key_version"] == 1
     assert gone["scores"] == sub["scores"] and gone["scores"]["accuracy"]["value"] == pytest.approx(0.7, abs=1e-12)
@@ -541,10 +514,10 @@ def test_a_private_only_benchmark_shows_submitters_no_public_scores(
 ) -> None:
     """A held-out benchmark (every item private): the submitter's view has no public scores, breakdown, coverage or
     reconstructed fields; an admin sees the private split."""
-    body = {"name": "held-out", "scorer": "film_mcq", "answer_key": {"items": key_items(n_public=0)}}
+    body = {"name": "held-out", "scorer": "film_mcq", "answer_key": {"items": film_key_items(n_public=0)}}
     r = client.post("/v1/benchmarks", json=body, headers=owner)
     assert r.status_code == 201, r.text
-    preds = predictions(0, 3, n_public=0)
+    preds = film_predictions(0, 3, n_public=0)
     r = client.post(
         f"/v1/benchmarks/{r.json()['id']}/submissions", json={"model": "m", "predictions": preds}, headers=alice
     )

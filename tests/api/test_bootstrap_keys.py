@@ -12,10 +12,10 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from api.app import create_app
 from db.models import ApiKey
 from db.repositories import api_keys
 from db.repositories.api_keys import ApiKeyRow
+from tests.factories import serving
 from usecases.api_keys import ensure_bootstrap_admin
 from usecases.services import Services
 from usecases.settings import Settings
@@ -27,8 +27,7 @@ NEW = "ek_admin_new_configured_value"
 @contextmanager
 def started(settings: Settings, admin_key: str | None) -> Iterator[TestClient]:
     """One server start (lifespan included) with ``admin_key`` configured."""
-    app = create_app(settings.model_copy(update={"admin_key": admin_key}))
-    with TestClient(app, raise_server_exceptions=False) as c:
+    with serving(settings, admin_key=admin_key) as c:
         yield c
 
 

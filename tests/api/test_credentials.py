@@ -6,8 +6,7 @@ database only (a fresh process), and remembered in this process (the fast path).
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from tests.api.conftest import ADMIN, make_key
+from tests.factories import ADMIN, api_key, serving
 
 URL = "/v1/estimators/compression.nml_regret"
 UNKNOWN = {"Authorization": "Bearer ek_0000_unknown"}
@@ -25,10 +24,10 @@ INVALID = {
 @pytest.fixture
 def keys(client: TestClient) -> dict[str, dict[str, str]]:
     """Invalid credentials (one of them a revoked key), a valid key, and no credential at all."""
-    revoked = make_key(client, "estimators:run", name="revoked")
+    revoked = api_key(client, "estimators:run", name="revoked")
     key_id = next(k["id"] for k in client.get("/v1/api-keys", headers=ADMIN).json()["items"] if k["name"] == "revoked")
     assert client.delete(f"/v1/api-keys/{key_id}", headers=ADMIN).status_code == 200
-    return {**INVALID, "revoked": revoked, "valid": make_key(client, "estimators:run"), "none": {}}
+    return {**INVALID, "revoked": revoked, "valid": api_key(client, "estimators:run"), "none": {}}
 
 
 def _expected(name: str) -> int:
@@ -49,7 +48,7 @@ def test_estimator_calls_answer_every_credential_alike_cached_or_not(client: Tes
         _check(client.post(URL, json={"num_symbols": 3, "n": 100 + i}, headers=headers), name, cached=False)
     stored = {"num_symbols": 3, "n": 99}
     assert client.post(URL, json=stored).json()["cached"] is False
-    with TestClient(create_app(settings), raise_server_exceptions=False) as fresh:
+    with serving(settings) as fresh:
         for name, headers in keys.items():
             _check(fresh.post(URL, json=stored, headers=headers), name, cached=True)
     for name, headers in keys.items():

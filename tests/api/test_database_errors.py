@@ -8,10 +8,9 @@ from fastapi.testclient import TestClient
 from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 
-from api.app import create_app
 from db.engine import make_engines
 from tests import support_estimators
-from tests.api.conftest import ADMIN
+from tests.factories import ADMIN, serving
 from usecases import runs
 from usecases.logs import JsonFormatter
 from usecases.settings import Settings
@@ -30,14 +29,7 @@ def unreachable(request: pytest.FixtureRequest, settings: Settings, tmp_path: Pa
     return settings.model_copy(update={"database_url": url})
 
 
-@pytest.fixture
-def estimator() -> object:
-    support_estimators.register()
-    yield
-    support_estimators.unregister()
-
-
-def test_every_route_answers_503_when_the_database_is_unreachable(unreachable: Settings, estimator: None) -> None:
+def test_every_route_answers_503_when_the_database_is_unreachable(unreachable: Settings, test_estimator: str) -> None:
     calls = [
         ("GET", "/v1/runs", {}, None),
         ("GET", "/v1/runs/00000000-0000-0000-0000-000000000000", {}, None),
@@ -49,7 +41,7 @@ def test_every_route_answers_503_when_the_database_is_unreachable(unreachable: S
         ("POST", f"/v1/estimators/{support_estimators.NAME}", ADMIN, {"values": [2.0]}),
         ("POST", "/v1/benchmarks/b/submissions", ADMIN, {"model": "m", "predictions": {"items": []}}),
     ]
-    with TestClient(create_app(unreachable), raise_server_exceptions=False) as c:
+    with serving(unreachable) as c:
         for method, url, headers, body in calls:
             r = c.request(method, url, headers=headers, json=body)
             assert r.status_code == 503, (method, url, r.status_code, r.text)
@@ -88,7 +80,7 @@ def test_a_database_error_in_a_route_is_logged_without_values(
             conn.execute(sql, {"x": SECRET})
             conn.execute(sql, {"x": SECRET})
 
-    monkeypatch.setattr(runs, "list_runs", failing_list)
+    monkeypatch.setattr(runs, "search_runs", failing_list)
     caplog.clear()
     r = client.get("/v1/runs")
     assert r.status_code == 500

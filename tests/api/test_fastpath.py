@@ -4,8 +4,7 @@ cross-cutting rule (request id, rate limit, metrics, REQUIRE_KEYS, validation) s
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from tests.api.conftest import make_key
+from tests.factories import api_key, serving
 
 URL = "/v1/estimators/compression.nml_regret"
 BODY = {"num_symbols": 10, "n": 1000}
@@ -33,15 +32,15 @@ def test_misses_and_invalid_bodies_reach_the_route(client: TestClient) -> None:
 
 
 def test_require_keys_is_not_bypassed(settings) -> None:
-    with TestClient(create_app(settings.model_copy(update={"require_keys": True})), raise_server_exceptions=False) as c:
-        runner = make_key(c, "estimators:run")
+    with serving(settings, require_keys=True) as c:
+        runner = api_key(c, "estimators:run")
         assert c.post(URL, json=BODY, headers=runner).status_code == 200
         assert c.post(URL, json=BODY).status_code == 401
 
 
 def test_rate_limit_applies_to_hits(settings) -> None:
-    update = {"rate_limit_per_minute": 60, "rate_limit_burst": 3}
-    with TestClient(create_app(settings.model_copy(update=update)), raise_server_exceptions=False) as c:
+    update = {"rate_limit_per_minute": 1, "rate_limit_burst": 3}  # no token refills during the test
+    with serving(settings, **update) as c:
         codes = [c.post(URL, json=BODY).status_code for _ in range(4)]
     assert codes == [200, 200, 200, 429]
 

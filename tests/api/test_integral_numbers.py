@@ -3,7 +3,7 @@
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import ADMIN
+from tests.factories import ADMIN
 
 
 def test_estimator_integral_float_is_the_same_call(client: TestClient) -> None:

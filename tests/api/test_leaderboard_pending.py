@@ -2,28 +2,20 @@
 submission's previous-version row, marked pending, until the re-scoring job reaches it."""
 
 import pytest
-from fastapi.testclient import TestClient
 
-from api.app import create_app
-from tests.api.conftest import ADMIN, make_key
-from tests.api.test_benchmarks import key_items, predictions
+from tests.factories import ADMIN, api_key, benchmark, film_key_items, film_predictions, serving, submission
 from usecases.settings import Settings
 
 
 def test_leaderboard_keeps_previous_rows_pending_until_the_rescore_finishes(settings: Settings) -> None:
-    app = create_app(settings.model_copy(update={"queue": "memory"}))  # the re-scoring job waits for the test
-    with TestClient(app, raise_server_exceptions=False) as c:
-        owner = make_key(c, "benchmarks:write", name="maintainer")
-        alice = make_key(c, "submissions:write", name="alice")
-        body = {"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}}
-        bench_id = c.post("/v1/benchmarks", json=body, headers=owner).json()["id"]
+    with serving(settings, queue="memory") as c:  # the re-scoring job waits for the test
+        owner = api_key(c, "benchmarks:write", name="maintainer")
+        alice = api_key(c, "submissions:write", name="alice")
+        bench_id = benchmark(c, owner)["id"]
         url = f"/v1/benchmarks/{bench_id}/submissions"
         ids = []
         for model, correct in (("a", 8), ("b", 6)):
-            body = {"model": model, "predictions": predictions(correct), "metadata": {}}
-            r = c.post(url, json=body, headers=alice)
-            assert r.status_code == 201
-            ids.append(r.json()["id"])
+            ids.append(submission(c, bench_id, alice, model, correct, metadata={})["id"])
 
         def board() -> list[tuple[str, float, int, bool]]:
             r = c.get(f"/v1/benchmarks/{bench_id}/leaderboard")
@@ -34,7 +26,7 @@ def test_leaderboard_keeps_previous_rows_pending_until_the_rescore_finishes(sett
                 for row in r.json()["items"]
             ]
 
-        items = key_items()
+        items = film_key_items()
         for i in range(2):  # items q0 and q1 change their answer: a and b each lose two correct answers
             items[i]["answer_idx"] = (items[i]["answer_idx"] + 2) % 4
         put = c.put(f"/v1/benchmarks/{bench_id}/answer-key", json={"items": items}, headers=owner)
@@ -49,7 +41,7 @@ def test_leaderboard_keeps_previous_rows_pending_until_the_rescore_finishes(sett
             assert {k: view[k] for k in unscored} == unscored and view["private"] is None
             assert (view["model"], view["withdrawn_at"]) == ("a", None)
 
-        late = {"model": "c", "predictions": predictions(10), "metadata": {}}  # scored against version 2 at once
+        late = {"model": "c", "predictions": film_predictions(10), "metadata": {}}  # scored against version 2 at once
         assert c.post(url, json=late, headers=alice).status_code == 201
         assert board() == [("a", 0.8, 1, True), ("c", 0.8, 2, False), ("b", 0.6, 1, True)]  # ties: earlier first
 

@@ -1,21 +1,22 @@
 """Rate limiting (429 + Retry-After, per key or address; Redis-shared across apps) and Prometheus ``/metrics``."""
 
+from contextlib import AbstractContextManager
+
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from tests.api.conftest import make_key
+from tests.factories import api_key, serving
 from usecases.settings import Settings
 
 
-def limited(settings: Settings, **extra: object) -> TestClient:
+def limited(settings: Settings, **extra: object) -> AbstractContextManager[TestClient]:
     update = {"rate_limit_per_minute": 60, "rate_limit_burst": 3, **extra}
-    return TestClient(create_app(settings.model_copy(update=update)), raise_server_exceptions=False)
+    return serving(settings, **update)
 
 
 def test_rate_limit_per_caller_with_retry_after(settings: Settings) -> None:
     with limited(settings, rate_limit_per_minute=12) as c:  # a token every 5 s: none refills during the test
-        key = make_key(c, "estimators:run")  # the admin's request counts for the admin key, not for this one
+        key = api_key(c, "estimators:run")  # the admin's request counts for the admin key, not for this one
         codes = [c.get("/v1/runs").status_code for _ in range(4)]
         assert codes == [200, 200, 200, 429]
         r = c.get("/v1/runs")
@@ -26,7 +27,7 @@ def test_rate_limit_per_caller_with_retry_after(settings: Settings) -> None:
 
 
 def test_rate_limit_is_shared_through_redis(client: TestClient, settings: Settings, redis_url: str) -> None:
-    key = make_key(client, "estimators:run")  # a fresh key: its bucket in Redis is this test's alone
+    key = api_key(client, "estimators:run")  # a fresh key: its bucket in Redis is this test's alone
     slow = {"redis_url": redis_url, "rate_limit_per_minute": 1}  # no token refills during the test, however slow
     with limited(settings, **slow) as a, limited(settings, **slow) as b:
         codes = [app.get("/v1/estimators", headers=key).status_code for app in (a, b, a, b)]

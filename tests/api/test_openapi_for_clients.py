@@ -6,9 +6,7 @@ from collections import Counter
 import numpy as np
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import ADMIN, make_key
-from tests.api.test_arrays import NPY, npy
-from tests.api.test_benchmarks import key_items, submit
+from tests.factories import ADMIN, NPY, api_key, benchmark, npy, post_submission
 
 
 def test_every_schema_title_is_unique(client: TestClient) -> None:
@@ -49,13 +47,9 @@ def test_leaderboard_files_have_one_response_type_each(client: TestClient) -> No
     for suffix, media in (("csv", "text/csv"), ("ndjson", "application/x-ndjson")):
         ok = paths[f"/v1/benchmarks/{{benchmark_id}}/leaderboard.{suffix}"]["get"]["responses"]["200"]
         assert list(ok["content"]) == [media]
-    owner = make_key(client, "benchmarks:write")
-    bench = client.post(
-        "/v1/benchmarks",
-        json={"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}},
-        headers=owner,
-    ).json()
-    submit(client, bench, make_key(client, "submissions:write"), "m", 7)
+    owner = api_key(client, "benchmarks:write")
+    bench = benchmark(client, owner)
+    post_submission(client, bench, api_key(client, "submissions:write"), "m", 7)
     base = f"/v1/benchmarks/{bench['id']}/leaderboard"
     for suffix, media in (("csv", "text/csv"), ("ndjson", "application/x-ndjson")):
         own = client.get(f"{base}.{suffix}", params={"rank_by": "latest"})

@@ -1,17 +1,17 @@
 """The rate limiter gives a bucket of its own only to a valid key: random tokens share their address's bucket."""
 
 import uuid
+from contextlib import AbstractContextManager
 
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from tests.api.conftest import ADMIN, make_key
+from tests.factories import ADMIN, api_key, serving
 from usecases.settings import Settings
 
 
-def limited(settings: Settings) -> TestClient:
+def limited(settings: Settings) -> AbstractContextManager[TestClient]:
     update = {"rate_limit_per_minute": 1, "rate_limit_burst": 3}  # no token refills during a test, however slow
-    return TestClient(create_app(settings.model_copy(update=update)), raise_server_exceptions=False)
+    return serving(settings, **update)
 
 
 def test_a_random_token_per_request_does_not_bypass_the_limit(settings: Settings) -> None:
@@ -25,7 +25,7 @@ def test_a_random_token_per_request_does_not_bypass_the_limit(settings: Settings
 
 def test_a_valid_key_keeps_its_own_bucket_while_its_address_is_limited(settings: Settings) -> None:
     with limited(settings) as c:
-        key = make_key(c, "estimators:run")  # one admin request: the admin key's bucket
+        key = api_key(c, "estimators:run")  # one admin request: the admin key's bucket
         for _ in range(3):
             c.get("/v1/estimators", headers={"X-API-Key": uuid.uuid4().hex})
         assert c.get("/v1/estimators").status_code == 429

@@ -5,25 +5,24 @@ import math
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from tests.api.conftest import ADMIN, make_key
+from tests.factories import ADMIN, api_key, serving
 
 URL = "/v1/estimators/compression.nml_regret"
 
 
 @pytest.fixture
 def locked(settings):
-    with TestClient(create_app(settings.model_copy(update={"require_keys": True})), raise_server_exceptions=False) as c:
+    with serving(settings, require_keys=True) as c:
         yield c
 
 
 def test_runs_need_a_key_with_the_scope(locked: TestClient) -> None:
     assert locked.post(URL, json={"num_symbols": 3, "n": 4}).status_code == 401
     assert (
-        locked.post(URL, json={"num_symbols": 3, "n": 4}, headers=make_key(locked, "submissions:write")).status_code
+        locked.post(URL, json={"num_symbols": 3, "n": 4}, headers=api_key(locked, "submissions:write")).status_code
         == 403
     )
-    runner = make_key(locked, "estimators:run")
+    runner = api_key(locked, "estimators:run")
     r = locked.post(URL, json={"num_symbols": 3, "n": 4}, headers=runner)
     assert r.status_code == 200 and r.json()["result"]["log_c_nats"] == pytest.approx(
         math.log(7.21875), abs=1e-12
@@ -31,7 +30,7 @@ def test_runs_need_a_key_with_the_scope(locked: TestClient) -> None:
 
 
 def test_a_key_sees_only_its_own_runs(locked: TestClient) -> None:
-    alice, bob = make_key(locked, "estimators:run"), make_key(locked, "estimators:run")
+    alice, bob = api_key(locked, "estimators:run"), api_key(locked, "estimators:run")
     run = locked.post(URL, json={"num_symbols": 2, "n": 1}, headers=alice).json()
     assert [r["id"] for r in locked.get("/v1/runs", headers=alice).json()["items"]] == [run["id"]]
     assert locked.get("/v1/runs", headers=bob).json()["items"] == []

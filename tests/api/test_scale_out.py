@@ -20,9 +20,10 @@ JOBS = 50
 
 
 @pytest.mark.slow
+@pytest.mark.processes
 @pytest.mark.postgres
 @pytest.mark.redis
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(600)
 def test_two_apis_two_workers_run_each_job_once(postgres_server_url: str, redis_url: str, tmp_path: Path) -> None:
     db = create_pg_database(postgres_server_url, "estibench_scale")
     try:

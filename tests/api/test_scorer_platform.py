@@ -13,53 +13,21 @@ from fastapi.testclient import TestClient
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from api.app import create_app
+from db.item_arrays import decode_predictions, decode_values
 from service.registry import ESTIMATORS, SCORERS
-from tests.api.conftest import ADMIN, make_key
+from tests.factories import ADMIN, api_key, array, benchmark, serving, submission
 from tests.service.test_scoring_raven import TABLE as RAVEN_TABLE
 from tests.service.test_scoring_raven import answers, video_key
 from tests.service.test_scoring_zbb import FIXTURE, TABLE
 from tests.service.test_ubench import MODEL, UNET
 from usecases.settings import Settings
 
-NPY = {"content-type": "application/x-npy"}
-
 
 @pytest.fixture
 def immediate(settings: Settings) -> Iterator[TestClient]:
     """A client whose job queue runs every job inside the request."""
-    with TestClient(create_app(settings.model_copy(update={"queue": "immediate"})), raise_server_exceptions=False) as c:
+    with serving(settings, queue="immediate") as c:
         yield c
-
-
-def npy(arr: np.ndarray) -> bytes:
-    buf = io.BytesIO()
-    np.save(buf, arr)
-    return buf.getvalue()
-
-
-def upload(client: TestClient, arr: np.ndarray) -> dict:
-    r = client.post("/v1/arrays", content=npy(arr), headers=NPY)
-    assert r.status_code == 201, r.text
-    return {"array": r.json()["id"]}
-
-
-def register(client: TestClient, scorer: str, items: list[dict], owner: dict | None = None, **extra: object) -> dict:
-    owner = owner or make_key(client, "benchmarks:write", name="maintainer")
-    body = {"name": f"{scorer}-bench", "scorer": scorer, "answer_key": {"items": items}, **extra}
-    r = client.post("/v1/benchmarks", json=body, headers=owner)
-    assert r.status_code == 201, r.text
-    return r.json()
-
-
-def submit(client: TestClient, bench: dict, headers: dict, model: str, items: list[dict]) -> dict:
-    r = client.post(
-        f"/v1/benchmarks/{bench['id']}/submissions",
-        json={"model": model, "predictions": {"items": items}},
-        headers=headers,
-    )
-    assert r.status_code == 201, r.text
-    return r.json()
 
 
 def db_rows(settings: Settings, sql: str) -> list:
@@ -90,10 +58,10 @@ def flags(items: list[dict]) -> str:
 
 def test_every_metric_is_stored_per_item_and_compared_by_mcnemar(client: TestClient, settings: Settings) -> None:
     """The zbb baseline/steered fixture: per-item flags of both metrics and the McNemar figures of its table."""
-    bench = register(client, "zbb", ZBB_KEY)
-    alice = make_key(client, "submissions:write", name="alice")
-    base = submit(client, bench, alice, "baseline", zbb_preds(4))
-    steer = submit(client, bench, alice, "steered", zbb_preds(6))
+    bench = benchmark(client, scorer="zbb", items=ZBB_KEY)
+    alice = api_key(client, "submissions:write", name="alice")
+    base = submission(client, bench, alice, "baseline", predictions={"items": zbb_preds(4)})
+    steer = submission(client, bench, alice, "steered", predictions={"items": zbb_preds(6)})
     for metric in ("correctness", "iwor"):
         items = client.get(f"/v1/submissions/{base['id']}/items", params={"metric": metric}, headers=alice).json()
         assert items["metric"] == metric and flags(items["items"]) == TABLE[metric][1][0]
@@ -111,14 +79,18 @@ def test_every_metric_is_stored_per_item_and_compared_by_mcnemar(client: TestCli
     default = client.get(f"/v1/submissions/{base['id']}/items", headers=alice).json()
     assert default["metric"] == "correctness" and flags(default["items"]) == TABLE["correctness"][1][0]
     # q15 has no baseline prediction: no row for it under either metric; 14 rows per metric otherwise.
-    counts = db_rows(settings, "SELECT metric, count(*) FROM item_score GROUP BY metric ORDER BY metric")
-    assert [tuple(r) for r in counts] == [("correctness", 14 + 15), ("iwor", 14 + 15)]
+    counts: dict[str, int] = {}
+    for metric, data, n in db_rows(
+        settings, "SELECT a.metric, a.data, o.n FROM item_score_array a JOIN item_order o ON o.split = a.split"
+    ):
+        counts[metric] = counts.get(metric, 0) + int((~np.isnan(decode_values(data, n))).sum())
+    assert counts == {"correctness": 14 + 15, "iwor": 14 + 15}
 
 
 def test_metric_without_item_values_is_422_naming_metric(client: TestClient) -> None:
-    bench = register(client, "zbb", ZBB_KEY)
-    alice = make_key(client, "submissions:write", name="alice")
-    a = submit(client, bench, alice, "baseline", zbb_preds(4))
+    bench = benchmark(client, scorer="zbb", items=ZBB_KEY)
+    alice = api_key(client, "submissions:write", name="alice")
+    a = submission(client, bench, alice, "baseline", predictions={"items": zbb_preds(4)})
     for metric in ("nope", "coverage"):
         for r in (
             client.get(f"/v1/submissions/{a['id']}/items", params={"metric": metric}, headers=alice),
@@ -148,18 +120,18 @@ def test_graded_metric_uses_the_declared_wilcoxon(client: TestClient) -> None:
     stored only for cases where it is defined."""
     keys, unet = subset_mask_items(UNET)
     _, model = subset_mask_items(MODEL)
-    bench = register(client, "ubench", keys, scorer_params={"n_resamples": 0})
-    alice = make_key(client, "submissions:write", name="alice")
+    bench = benchmark(client, scorer="ubench", items=keys, scorer_params={"n_resamples": 0})
+    alice = api_key(client, "submissions:write", name="alice")
     model[0]["mask"] = np.zeros((12, 12), dtype=int).tolist()  # case c0: empty prediction, IoU 0, no HD95
-    s_model = submit(client, bench, alice, "model", model)
-    s_unet = submit(client, bench, alice, "unet", unet)
+    s_model = submission(client, bench, alice, "model", predictions={"items": model})
+    s_unet = submission(client, bench, alice, "unet", predictions={"items": unet})
     iou = client.get(f"/v1/submissions/{s_unet['id']}/items?metric=iou", headers=alice).json()["items"]
     assert [i["value"] for i in iou] == pytest.approx(UNET, abs=1e-12)
     hd = client.get(f"/v1/submissions/{s_model['id']}/items?metric=hd95", headers=alice).json()["items"]
     assert [i["item_id"] for i in hd] == [f"c{i}" for i in range(1, 10)]
     # Restore case c0 to the model list: re-submit and compare on IoU.
     _, model = subset_mask_items(MODEL)
-    s_model = submit(client, bench, alice, "model", model)
+    s_model = submission(client, bench, alice, "model", predictions={"items": model})
     url = f"/v1/benchmarks/{bench['id']}/compare"
     r = client.get(url, params={"a": s_model["id"], "b": s_unet["id"], "metric": "iou"}).json()
     assert (r["test"], r["metric"], r["n_common"]) == ("wilcoxon_signed_rank", "iou", 10)
@@ -207,7 +179,7 @@ def score_body(n: int, correct: int) -> dict:
 @pytest.mark.usefixtures("tight_film")
 def test_stateless_scoring_over_the_budget_is_a_job(settings: Settings) -> None:
     url = "/v1/scorers/film_mcq/score"
-    with TestClient(create_app(settings.model_copy(update={"queue": "immediate"})), raise_server_exceptions=False) as c:
+    with serving(settings, queue="immediate") as c:
         small = c.post(url, json=score_body(5, 4))
         assert small.status_code == 200 and small.json()["result"]["scores"]["accuracy"]["value"] == 0.8
         queued = c.post(url, json=score_body(10, 7))  # cost 20 > 15
@@ -232,21 +204,23 @@ def test_stateless_scoring_over_the_budget_is_a_job(settings: Settings) -> None:
         assert bad.status_code == 422 and bad.json()["errors"][0]["loc"][:3] == ["body", "params", "answer_key"]
         capped = c.post("/v1/jobs", json={"kind": "scorer", "name": "film_mcq", "params": score_body(25, 1)})
         assert capped.status_code == 422 and capped.json()["errors"][0]["type"] == "cost_cap"
-    with TestClient(create_app(settings.model_copy(update={"queue": "off"})), raise_server_exceptions=False) as c:
+    with serving(settings, queue="off") as c:
         r = c.post(url, json=score_body(9, 2))  # cost 18 > 15 with no queue
         assert r.status_code == 422 and r.json()["errors"][0]["type"] == "cost_budget"
 
 
 @pytest.mark.usefixtures("tight_film")
 def test_submissions_and_answer_keys_respect_the_hard_cap(client: TestClient) -> None:
-    owner = make_key(client, "benchmarks:write", name="maintainer")
+    owner = api_key(client, "benchmarks:write", name="maintainer")
     too_big = {"name": "big", "scorer": "film_mcq", "answer_key": {"items": film_key(41)}}
     r = client.post("/v1/benchmarks", json=too_big, headers=owner)
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "answer_key", "items"]
     assert r.json()["errors"][0]["type"] == "cost_cap"
-    bench = register(client, "film_mcq", film_key(18), owner)
-    alice = make_key(client, "submissions:write", name="alice")
-    inline = submit(client, bench, alice, "m", film_preds(18, 9)[:10])  # cost 28: over the budget, runs inline
+    bench = benchmark(client, owner, scorer="film_mcq", items=film_key(18))
+    alice = api_key(client, "submissions:write", name="alice")
+    inline = submission(
+        client, bench, alice, "m", predictions={"items": film_preds(18, 9)[:10]}
+    )  # cost 28: over the budget, runs inline
     assert inline["scores"]["accuracy"]["value"] == pytest.approx(9 / 18)
     r = client.post(
         f"/v1/benchmarks/{bench['id']}/submissions",
@@ -269,8 +243,8 @@ def test_npy_references_in_items_score_like_lists(client: TestClient, settings: 
         json={"answer_key": {"items": keys}, "predictions": {"items": preds}, "params": {"n_resamples": 0}},
     )
     assert listed.status_code == 200, listed.text
-    ref_keys = [{**k, "mask": upload(client, np.array(k["mask"], dtype=np.uint8))} for k in keys]
-    ref_preds = [{**p, "mask": upload(client, np.array(p["mask"], dtype=np.float32))} for p in preds]
+    ref_keys = [{**k, "mask": {"array": array(client, np.array(k["mask"], dtype=np.uint8))["id"]}} for k in keys]
+    ref_preds = [{**p, "mask": {"array": array(client, np.array(p["mask"], dtype=np.float32))["id"]}} for p in preds]
     referenced = client.post(
         "/v1/scorers/ubench/score",
         json={"answer_key": {"items": ref_keys}, "predictions": {"items": ref_preds}, "params": {"n_resamples": 0}},
@@ -279,19 +253,19 @@ def test_npy_references_in_items_score_like_lists(client: TestClient, settings: 
     assert referenced.json()["result"] == listed.json()["result"]
     assert referenced.json()["result"]["scores"]["iou"]["value"] == pytest.approx(np.mean(MODEL[:3]), abs=1e-12)
 
-    bench = register(client, "ubench", ref_keys, scorer_params={"n_resamples": 0})
-    alice = make_key(client, "submissions:write", name="alice")
-    sub = submit(client, bench, alice, "model", ref_preds)
+    bench = benchmark(client, scorer="ubench", items=ref_keys, scorer_params={"n_resamples": 0})
+    alice = api_key(client, "submissions:write", name="alice")
+    sub = submission(client, bench, alice, "model", predictions={"items": ref_preds})
     assert sub["scores"]["iou"]["value"] == pytest.approx(np.mean(MODEL[:3]), abs=1e-12)
     rescored = client.post(f"/v1/benchmarks/{bench['id']}/rescore", headers=ADMIN)  # resolves the stored references
     assert rescored.status_code == 200 and rescored.json()["rescored"] == 1
     assert client.get(f"/v1/submissions/{sub['id']}", headers=alice).json()["scores"] == sub["scores"]
     (stored_key,) = db_rows(settings, "SELECT items FROM answer_key_version")[0]
-    (stored_preds,) = db_rows(settings, "SELECT predictions FROM submission")[0]
+    stored_preds = decode_predictions(db_rows(settings, "SELECT data FROM submission_predictions")[0][0])
     assert [k["mask"] for k in json.loads(stored_key)] == [k["mask"] for k in ref_keys]  # references kept
     assert [p["mask"] for p in json.loads(stored_preds)] == [p["mask"] for p in ref_preds]
 
-    float_gt = [{**ref_keys[0], "mask": upload(client, np.array(keys[0]["mask"], dtype=np.float64))}]
+    float_gt = [{**ref_keys[0], "mask": {"array": array(client, np.array(keys[0]["mask"], dtype=np.float64))["id"]}}]
     r = client.post("/v1/scorers/ubench/score", json={"answer_key": {"items": float_gt}, "predictions": {"items": []}})
     assert r.status_code == 422 and r.json()["errors"][0]["loc"] == ["body", "answer_key", "items", 0, "mask"]
     missing = {"array": "sha256:" + "0" * 64}
@@ -318,12 +292,9 @@ SAE_BODY = {
 
 def test_artifacts_are_stored_and_served_with_the_runs_visibility(settings: Settings) -> None:
     assert "sae.hierarchical_train" in ESTIMATORS
-    with TestClient(
-        create_app(settings.model_copy(update={"queue": "immediate", "require_keys": True})),
-        raise_server_exceptions=False,
-    ) as c:
-        alice = make_key(c, "estimators:run", name="alice")
-        bob = make_key(c, "estimators:run", name="bob")
+    with serving(settings, queue="immediate", require_keys=True) as c:
+        alice = api_key(c, "estimators:run", name="alice")
+        bob = api_key(c, "estimators:run", name="bob")
         run = c.post("/v1/estimators/sae.hierarchical_train", json=SAE_BODY, headers=alice).json()
         assert run["artifacts"] == ["weights"] and not run["cached"]
         declared = run["result"]["artifacts"][0]["arrays"]
@@ -371,8 +342,10 @@ def test_raven_cross_modal_from_three_submissions(client: TestClient) -> None:
     """The synthetic three-setting table: G_cm = 0.833333 − 0.738095 = 0.0952381; each submission is scored with
     its metadata's setting."""
     keys = video_key("v")
-    bench = register(client, "raven", [k.model_dump(mode="json") for k in keys], scorer_params={"n_resamples": 0})
-    alice = make_key(client, "submissions:write", name="alice")
+    bench = benchmark(
+        client, scorer="raven", items=[k.model_dump(mode="json") for k in keys], scorer_params={"n_resamples": 0}
+    )
+    alice = api_key(client, "submissions:write", name="alice")
     ids = {}
     for setting, (c1, h1, *_) in RAVEN_TABLE.items():
         preds = [p.model_dump(mode="json", exclude_none=True) for p in answers(keys, c1 + h1)]
@@ -408,6 +381,6 @@ def test_raven_cross_modal_from_three_submissions(client: TestClient) -> None:
         headers=alice,
     )
     assert bad.status_code == 422 and bad.json()["errors"][0]["loc"] == ["body", "metadata", "setting"]
-    films = register(client, "film_mcq", film_key(4))
+    films = benchmark(client, scorer="film_mcq", items=film_key(4))
     other = client.get(f"/v1/benchmarks/{films['id']}/raven/cross_modal", params={"submissions": ids["eo_ir"]})
     assert other.status_code == 422 and other.json()["errors"][0]["loc"] == ["path", "benchmark_id"]

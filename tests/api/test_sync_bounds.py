@@ -6,51 +6,42 @@ import json
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 
 import pytest
-from fastapi.testclient import TestClient
 
-from api.app import create_app
 from service.registry import ESTIMATORS, load_all
 from tests import support_estimators
+from tests.factories import serving
 from tests.reliability.procs import ROOT
-from usecases import json_bounds
+from usecases import budgets, json_bounds
 from usecases.errors import InvalidFields
-from usecases.estimator_runs import parse_params
+from usecases.run_requests import parse as parse_params
 from usecases.settings import Settings
 
 MiB = 1024 * 1024
 
 
-@pytest.fixture
-def estimator() -> Iterator[None]:
-    support_estimators.register()
-    yield
-    support_estimators.unregister()
-
-
 def test_synchronous_computations_beyond_the_bound_get_503_with_retry_after(
-    settings: Settings, estimator: None
+    settings: Settings, test_estimator: str
 ) -> None:
     bounded = settings.model_copy(update={"sync_concurrency": 1, "sync_wait_s": 0.3})
-    with TestClient(create_app(bounded), raise_server_exceptions=False) as c:
-        codes: list[int] = []
-        headers: list[str | None] = []
+    with serving(bounded) as c:
+        services = c.app.state.services
+        taken, release = threading.Event(), threading.Event()
 
-        def call(tag: int) -> None:  # 0.45 s of work each, under the 0.5 s budget: synchronous
-            r = c.post(f"/v1/estimators/{support_estimators.NAME}", json={"values": [1], "step_s": 0.45, "tag": tag})
-            codes.append(r.status_code)
-            headers.append(r.headers.get("retry-after"))
+        def hold() -> None:  # another computation holds the only slot until the test lets it go
+            with budgets.sync_slot(services, large=False):
+                taken.set()
+                release.wait(60)
 
-        threads = [threading.Thread(target=call, args=(tag,)) for tag in range(2)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert sorted(codes) == [200, 503]
-        assert headers[codes.index(503)] == "1"
-        r = c.post(f"/v1/estimators/{support_estimators.NAME}", json={"values": [1], "step_s": 0.45, "tag": 9})
+        holder = threading.Thread(target=hold)
+        holder.start()
+        assert taken.wait(30)
+        busy = c.post(f"/v1/estimators/{support_estimators.NAME}", json={"values": [1], "tag": 1})
+        release.set()
+        holder.join(30)
+        assert busy.status_code == 503 and busy.headers["retry-after"] == "1", busy.text
+        r = c.post(f"/v1/estimators/{support_estimators.NAME}", json={"values": [1], "tag": 1})
         assert r.status_code == 200  # the slot was given back
 
 
@@ -64,7 +55,7 @@ MEASURE = """
 import json, resource, sys, time
 from service.registry import ESTIMATORS, load_all
 from usecases.errors import InvalidFields
-from usecases.estimator_runs import parse_params
+from usecases.run_requests import parse as parse_params
 from tests.api.test_sync_bounds import empty_lists_body
 load_all()
 model = ESTIMATORS["compression.batch_regret"].params_model

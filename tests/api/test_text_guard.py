@@ -8,8 +8,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.text_guard import MESSAGE
-from tests.api.conftest import ADMIN, make_key
-from tests.api.test_benchmarks import key_items, predictions
+from tests.factories import ADMIN, api_key, benchmark, film_key_items, film_predictions
 
 
 def send(client: TestClient, method: str, url: str, body: object, headers: dict | None = None):
@@ -26,16 +25,13 @@ def assert_rejected(r, loc: list) -> None:
 
 @pytest.fixture
 def bench_id(client: TestClient) -> str:
-    body = {"name": "films", "scorer": "film_mcq", "answer_key": {"items": key_items()}}
-    r = client.post("/v1/benchmarks", json=body, headers=ADMIN)
-    assert r.status_code == 201, r.text
-    return r.json()["id"]
+    return benchmark(client, ADMIN)["id"]
 
 
 @pytest.mark.parametrize("bad", ["a\x00b", "a\ud800b", "\udfff"])
 def test_key_names_and_descriptions(client: TestClient, bad: str) -> None:
     assert_rejected(send(client, "POST", "/v1/api-keys", {"name": bad, "scopes": ["admin"]}, ADMIN), ["body", "name"])
-    body = {"name": "x", "scorer": "film_mcq", "description": bad, "answer_key": {"items": key_items()}}
+    body = {"name": "x", "scorer": "film_mcq", "description": bad, "answer_key": {"items": film_key_items()}}
     assert_rejected(send(client, "POST", "/v1/benchmarks", body, ADMIN), ["body", "description"])
     assert client.get("/v1/benchmarks").json()["items"] == []
 
@@ -47,7 +43,7 @@ def test_raw_utf8_encoded_surrogates_are_rejected_too(client: TestClient) -> Non
 
 
 def test_answer_key_item_ids_model_names_and_metadata_keys(client: TestClient, bench_id: str) -> None:
-    items = key_items()
+    items = film_key_items()
     items[3]["item_id"] = "q3\x00"
     body = {"name": "other", "scorer": "film_mcq", "answer_key": {"items": items}}
     assert_rejected(
@@ -55,20 +51,20 @@ def test_answer_key_item_ids_model_names_and_metadata_keys(client: TestClient, b
     )
     put = client.put(f"/v1/benchmarks/{bench_id}/answer-key", json={"items": items}, headers=ADMIN)
     assert_rejected(put, ["body", "items", 3, "item_id"])
-    alice = make_key(client, "submissions:write", name="alice")
+    alice = api_key(client, "submissions:write", name="alice")
     url = f"/v1/benchmarks/{bench_id}/submissions"
-    sub = {"model": "m\x00", "predictions": predictions(5), "metadata": {}}
+    sub = {"model": "m\x00", "predictions": film_predictions(5), "metadata": {}}
     assert_rejected(client.post(url, json=sub, headers=alice), ["body", "model"])
-    sub = {"model": "m", "predictions": predictions(5), "metadata": {"notes": {"k\ud83d": 1}}}
+    sub = {"model": "m", "predictions": film_predictions(5), "metadata": {"notes": {"k\ud83d": 1}}}
     assert_rejected(send(client, "POST", url, sub, alice), ["body", "metadata", "notes", "k\\ud83d"])
-    ok = client.post(url, json={"model": "m", "predictions": predictions(5), "metadata": {}}, headers=alice)
+    ok = client.post(url, json={"model": "m", "predictions": film_predictions(5), "metadata": {}}, headers=alice)
     assert ok.status_code == 201, ok.text  # the benchmark still takes submissions
 
 
 def test_scorer_and_job_bodies(client: TestClient) -> None:
-    preds = predictions(5)
+    preds = film_predictions(5)
     preds["items"][0]["item_id"] = "\x00"
-    body = {"answer_key": {"items": key_items()}, "predictions": preds}
+    body = {"answer_key": {"items": film_key_items()}, "predictions": preds}
     assert_rejected(
         client.post("/v1/scorers/film_mcq/score", json=body), ["body", "predictions", "items", 0, "item_id"]
     )

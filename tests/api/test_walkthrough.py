@@ -1,6 +1,7 @@
-"""The README walkthrough as a test: a maintainer creates keys, registers the four benchmarks from the spec's
-synthetic answer keys, submits the spec's synthetic predictions, and reads the spec's figures back from the
-leaderboard in JSON and CSV (tolerances: the spec's printed precision)."""
+"""The README walkthrough as a test (README.md, the maintainer's session with the synthetic film-MCQ set and the
+paragraph after it): a maintainer creates keys, registers the four benchmarks from the synthetic answer keys,
+submits the synthetic predictions, and reads the published figures back from the leaderboard in JSON and CSV
+(tolerances: the printed precision)."""
 
 import csv
 import io
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.api.conftest import make_key
+from tests.factories import api_key
 
 FIXTURES = Path(__file__).resolve().parents[1] / "service" / "fixtures"
 
@@ -43,8 +44,8 @@ def _load(name: str) -> list[dict]:
 
 @pytest.mark.parametrize("scorer", sorted(EXPECTED))
 def test_register_submit_and_read_the_leaderboard(client: TestClient, scorer: str) -> None:
-    maintainer = make_key(client, "benchmarks:write", name="maintainer")
-    author = make_key(client, "submissions:write", name="author")
+    maintainer = api_key(client, "benchmarks:write", name="maintainer")
+    author = api_key(client, "submissions:write", name="author")
     bench = client.post(
         "/v1/benchmarks",
         json={"name": f"{scorer}-synthetic", "scorer": scorer, "answer_key": {"items": _load(f"{scorer}_key.json")}},

@@ -1,17 +1,20 @@
 """The submission repository on its own: the quota count's time boundary, the owner filter of listings, withdrawal
 that keeps its first time, and which scoring a submission's scores and leaderboard row come from."""
 
+import hashlib
 import uuid
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
+from sqlalchemy import text
 
 from db.engine import Engines
-from db.models import Benchmark
+from db.models import AnswerKeyVersion, Benchmark
 from db.repositories import api_keys
 from db.repositories import submissions as repo
 from db.repositories.api_keys import ApiKeyRow
-from db.repositories.submissions import ScoreRow, SubmissionRow
+from db.repositories.submissions import ScoreRow, SplitItems, SubmissionRow
 
 T0 = datetime(2026, 3, 1, 0, 0, tzinfo=UTC)
 
@@ -55,7 +58,7 @@ def _score(engines: Engines, sid: str, version: int, value: float, items: list |
                 ScoreRow("public", "accuracy", value, None, None, 10),
                 ScoreRow("private", "accuracy", 0.1, 0, 1, 4),
             ],
-            item_scores=items or [],
+            items=items or [],
         )
 
 
@@ -105,19 +108,51 @@ def test_withdrawing_twice_keeps_the_first_time(engines: Engines, bench: str) ->
         assert repo.get(conn, str(uuid.uuid4())) is None
 
 
-def test_item_scores_are_one_metrics_rows_of_the_asked_splits_in_insertion_order(engines: Engines, bench: str) -> None:
+def test_item_values_are_one_array_per_split_and_metric_aligned_to_the_versions_item_order(
+    engines: Engines, bench: str
+) -> None:
+    with engines.write.begin() as conn:
+        conn.execute(
+            AnswerKeyVersion.__table__.insert().values(
+                benchmark_id=bench, version=1, sha256="0" * 64, items="[]", n_public=2, n_private=1, created_at=T0
+            )
+        )
     sid = _submit(engines, bench, None, T0)
-    items = [("public", "q9", "acc", 1.0), ("public", "q1", "acc", 0.0), ("private", "p1", "acc", 1.0)]
-    items += [("public", "q9", "f1", 0.5), ("public", "q1", "f1", 0.25)]
+    items = [
+        SplitItems("public", ["q1", "q9"], {"acc": np.array([0.0, 1.0]), "f1": np.array([0.25, np.nan])}),
+        SplitItems("private", ["p1"], {"acc": np.array([1.0])}),
+    ]
     scoring = _score(engines, sid, 1, 0.5, items)
+    again = _score(engines, sid, 1, 0.5, items[:1])  # the version's item order is stored once
     with engines.read.connect() as conn:
-        assert repo.item_scores(conn, scoring, ["public"], "acc") == [("public", "q9", 1.0), ("public", "q1", 0.0)]
-        assert repo.item_scores(conn, scoring, ["public", "private"], "f1") == [
-            ("public", "q9", 0.5),
-            ("public", "q1", 0.25),
+        public = repo.item_values(conn, scoring, ["public"], "acc")
+        assert [(p.split, p.item_ids, p.values["acc"].tolist()) for p in public] == [("public", ["q1", "q9"], [0, 1])]
+        (f1,) = repo.item_values(conn, again, ["private", "public"], "f1")
+        assert f1.split == "public" and f1.values["f1"][0] == 0.25 and np.isnan(f1.values["f1"][1])
+        both = repo.item_values(conn, scoring, ["private", "public"], "acc", with_ids=False)
+        assert [(p.split, p.item_ids, p.values["acc"].tolist()) for p in both] == [
+            ("private", [], [1.0]),
+            ("public", [], [0.0, 1.0]),
         ]
-        assert len(repo.item_scores(conn, scoring, ["public", "private"], "acc")) == 3
+        sizes = conn.execute(
+            text("SELECT metric, length(data) FROM item_score_array WHERE scoring_id = :s AND split = 'public'"),
+            {"s": scoring},
+        ).all()
+        assert dict(sizes) == {"acc": 1 + 1, "f1": 1 + 16}  # one bit per 0/1 value, else 8 bytes
+        assert conn.execute(text("SELECT count(*) FROM item_order")).scalar_one() == 2
         assert [s.split for s in repo.scores(conn, scoring, ["public"])] == ["public"]
+
+
+def test_predictions_are_stored_compressed_and_read_back_as_the_same_text(engines: Engines, bench: str) -> None:
+    text_in = '[{"item_id":"q1","choice_idx":2},{"item_id":"é","choice_idx":0}]' * 50
+    sid = str(uuid.uuid4())
+    with engines.write.begin() as conn:
+        repo.insert_submission(conn, SubmissionRow(0, sid, bench, "m", "{}", None, T0, None), text_in)
+    with engines.read.connect() as conn:
+        assert repo.predictions(conn, sid) == text_in
+        sha, size = conn.execute(text("SELECT sha256, length(data) FROM submission_predictions")).one()
+    assert sha == hashlib.sha256(text_in.encode()).hexdigest()
+    assert size < len(text_in) / 20
 
 
 def test_the_latest_scoring_of_a_version_wins_and_the_leaderboard_falls_back_to_an_earlier_version(

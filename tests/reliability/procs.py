@@ -48,9 +48,13 @@ def start(role: str, env: dict[str, str], port: int | None = None, log: Path | N
     return subprocess.Popen(args, env=env, cwd=ROOT, stdout=out, stderr=out, start_new_session=True)
 
 
-def wait_ready(port: int, timeout: float = 30.0) -> None:
+def wait_ready(port: int, proc: subprocess.Popen | None = None, timeout: float = 180.0) -> None:
+    """Poll ``/v1/health`` until it answers 200: fail at once when ``proc`` has exited, else at the deadline (long:
+    on a loaded machine the start-up alone, migrations and imports, can take a minute)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"the API on port {port} exited with {proc.returncode} before it was ready")
         try:
             if httpx.get(f"http://127.0.0.1:{port}/v1/health", timeout=1).status_code == 200:
                 return
@@ -77,7 +81,7 @@ def running(role: str, env: dict[str, str], port: int | None = None, log: Path |
     proc = start(role, env, port, log)
     try:
         if role == "api":
-            wait_ready(port)  # type: ignore[arg-type]
+            wait_ready(port, proc)  # type: ignore[arg-type]
         yield proc
     finally:
         kill(proc, signal.SIGTERM)

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from db.migrate import upgrade
-from tests.api.test_arrays import NPY, npy
+from tests.factories import NPY, npy
 from tests.reliability import procs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes]
 
 NAME = "test.slow_sum"
 CLIENTS = 8
@@ -48,7 +48,7 @@ def client_loop(base: str, k: int, statuses: Counter, errors: list[str], lock: t
                     errors.append(r.text)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_eight_writers_no_5xx_no_locked(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'c.db'}"
     upgrade(url)

@@ -12,11 +12,10 @@ import numpy as np
 import pytest
 
 from db.migrate import upgrade
-from tests.api.test_arrays import NPY, npy
-from tests.api.test_benchmarks import key_items, predictions
+from tests.factories import NPY, film_key_items, film_predictions, npy
 from tests.reliability import procs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes]
 
 ADMIN = {"X-API-Key": "ek_admin_reliability_key"}
 NAME = "test.slow_sum"
@@ -36,7 +35,7 @@ def writer(
                 elif kind == "array":
                     r = c.post("/v1/arrays", content=npy(np.full(64, float(i))), headers=NPY)
                 else:
-                    body = {"model": f"m{i}", "predictions": predictions(i % 10)}
+                    body = {"model": f"m{i}", "predictions": film_predictions(i % 10)}
                     r = c.post(f"/v1/benchmarks/{bench_id}/submissions", json=body, headers=ADMIN)
             except httpx.HTTPError:
                 return
@@ -44,7 +43,7 @@ def writer(
                 acked.append((kind, r.json()["id"]))
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(600)
 def test_sigkill_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'crash.db'}"
     upgrade(url)
@@ -54,10 +53,10 @@ def test_sigkill_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
     proc = procs.start("api", env, port, log=tmp_path / "api.log")
     acked: list[tuple[str, str]] = []
     try:
-        procs.wait_ready(port)
+        procs.wait_ready(port, proc)
         bench = httpx.post(
             f"{base}/v1/benchmarks",
-            json={"name": "crash", "scorer": "film_mcq", "answer_key": {"items": key_items()}},
+            json={"name": "crash", "scorer": "film_mcq", "answer_key": {"items": film_key_items()}},
             headers=ADMIN,
         )
         assert bench.status_code == 201, bench.text
@@ -68,7 +67,10 @@ def test_sigkill_mid_stream_loses_no_acknowledged_write(tmp_path: Path) -> None:
         ]
         for t in threads:
             t.start()
-        time.sleep(2.5)
+        deadline = time.monotonic() + 120  # kill mid-stream once every kind has been acknowledged, however slow
+        while not ({k for k, _ in acked} == {"run", "array", "submission"} and len(acked) > 20):
+            assert time.monotonic() < deadline, acked
+            time.sleep(0.05)
         procs.kill(proc, signal.SIGKILL)
         stop.set()
         for t in threads:

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from db.migrate import upgrade
-from tests.api.test_arrays import NPY, forged, npy
 from tests.api.test_sync_bounds import empty_lists_body
+from tests.factories import NPY, forged, npy
 from tests.reliability import procs
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes]
 
 NAME = "test.slow_sum"
 JSON = {"content-type": "application/json"}
@@ -66,7 +66,7 @@ def hostile_requests() -> list[tuple[str, str, bytes, dict[str, str], int]]:
     ]
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(600)
 def test_hostile_inputs_get_4xx_and_memory_stays_bounded(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'h.db'}"
     upgrade(url)

@@ -1,6 +1,7 @@
 """Synchronous work against a real uvicorn process: the issue's ``minhash.jaccard`` of 100k + 100k items at
 K = 4096 is queued (202), not computed in the request; while 16 of the largest synchronous calls and 6 hostile
-8 MiB bodies arrive at once, ``/v1/health`` answers within 1 s and the API grows by under 500 MB."""
+8 MiB bodies arrive at once, ``/v1/health`` answers within 100 times its idle latency measured just before (so the
+bound holds on a loaded machine) and the API grows by under 500 MB."""
 
 import json
 import time
@@ -15,7 +16,7 @@ from tests.api.test_sync_bounds import empty_lists_body
 from tests.reliability import procs
 from tests.reliability.test_hostile import rss_mb
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes]
 
 JSON = {"content-type": "application/json"}
 
@@ -32,9 +33,10 @@ def sketch_body(seed: int) -> bytes:
 
 
 def health_latencies(base: str, until: float) -> list[float]:
-    out = []
-    with httpx.Client(base_url=base, timeout=30) as c:
-        while time.monotonic() < until:
+    """``/v1/health`` latencies every 0.1 s until ``until``: at least one, however late the probe starts."""
+    out: list[float] = []
+    with httpx.Client(base_url=base, timeout=120) as c:
+        while not out or time.monotonic() < until:
             start = time.monotonic()
             assert c.get("/v1/health").status_code == 200
             out.append(time.monotonic() - start)
@@ -42,16 +44,20 @@ def health_latencies(base: str, until: float) -> list[float]:
     return out
 
 
-@pytest.mark.timeout(240)
+@pytest.mark.timeout(600)
 def test_bursts_of_heavy_calls_leave_health_fast_and_memory_bounded(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'l.db'}"
     upgrade(url)
     env = procs.env_for(url, tmp_path, ESTIBENCH_QUEUE="memory", ESTIBENCH_MAX_JOBS_PER_KEY="100")
     port = procs.free_port()
     base = f"http://127.0.0.1:{port}"
-    with procs.running("api", env, port, log=tmp_path / "api.log") as proc, httpx.Client(base_url=base) as c:
+    with (
+        procs.running("api", env, port, log=tmp_path / "api.log") as proc,
+        httpx.Client(base_url=base, timeout=120) as c,
+    ):
         assert c.post("/v1/estimators/minhash.sketch", json={"items": [1, 2], "num_perm": 8}).status_code == 200
         before = rss_mb(proc.pid)
+        idle = max(health_latencies(base, time.monotonic() + 3))  # the baseline: this server, this machine, now
 
         def post(path: str, body: bytes) -> int:
             with httpx.Client(base_url=base, timeout=120) as one:
@@ -72,6 +78,8 @@ def test_bursts_of_heavy_calls_leave_health_fast_and_memory_bounded(tmp_path: Pa
                 codes = list(pool.map(lambda b, p=path: post(p, b), bodies))
                 latencies = probe.result()
             assert set(codes) <= allowed, (label, codes)
-            assert max(latencies) < 1.0, (label, max(latencies))
+            # Health never waits behind the computations: at most 100 times its idle worst case (a computation on
+            # the event loop would hold every probe for whole computations, 16 of them queued behind each other).
+            assert max(latencies) < 100 * idle, (label, max(latencies), idle)
         grown = rss_mb(proc.pid) - before
         assert grown < 500, f"the API grew by {grown:.0f} MB"

@@ -13,11 +13,11 @@ import pytest
 
 from api.arrays import canonical_header
 from db.migrate import upgrade
-from tests.api.test_arrays import NPY, npy
+from tests.factories import NPY, npy
 from tests.reliability import procs
 from tests.reliability.test_hostile import rss_mb
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.processes]
 
 MiB = 1024 * 1024
 
@@ -56,7 +56,7 @@ def api(tmp_path: Path, **extra: str) -> Iterator[tuple[int, object]]:
         yield port, proc
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(600)
 def test_held_uploads_of_declared_128_mib_pin_no_memory(tmp_path: Path) -> None:
     with api(tmp_path) as (port, proc), ExitStack() as stack:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=30) as c:
@@ -72,7 +72,7 @@ def test_held_uploads_of_declared_128_mib_pin_no_memory(tmp_path: Path) -> None:
             assert c.get("/v1/health").status_code == 200
 
 
-@pytest.mark.timeout(90)
+@pytest.mark.timeout(600)
 def test_bytes_held_across_uploads_are_bounded_and_stalled_uploads_time_out(tmp_path: Path) -> None:
     extra = {
         "ESTIBENCH_MAX_ARRAY_BYTES": str(MiB),

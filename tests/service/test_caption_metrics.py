@@ -1,14 +1,38 @@
-"""COCO caption metrics: measured pycocoevalcap figures, the PTB approximation, LCS, parity with pycocoevalcap."""
+"""COCO caption metrics: measured pycocoevalcap figures, the PTB tokenizer port against the CoreNLP jar, METEOR through
+Java, LCS, parity with pycocoevalcap."""
 
 import itertools
+import json
 import math
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from service.scoring.caption_metrics import caption_scores, lcs_lengths, ptb_tokens, score_captions, tokenize
+from service.scoring import coco_java
+from service.scoring.caption_metrics import (
+    caption_scores,
+    lcs_lengths,
+    meteor,
+    score_captions,
+    tokenize,
+    tokenize_all,
+)
+from service.scoring.ptb_tokenizer import ptb_tokens
+from tests.conftest import service_unavailable
+
+CORPUS = Path(__file__).parent / "fixtures" / "ptb_corpus.json"
+
+
+@pytest.fixture
+def java() -> None:
+    """Skip without Java and the jars (fail in CI, which requires them)."""
+    reason = coco_java.java_reason()
+    if reason is not None:
+        service_unavailable("Java", reason)
+
 
 GTS = {"q1": ["a brown wooden chair", "the chair is brown"], "q2": ["two"], "q3": ["on the table"]}
 RES = {"q1": "a brown chair", "q2": "two", "q3": "under the table"}
@@ -57,13 +81,119 @@ def test_scan2cap_placeholder_cider_is_zero() -> None:
     [
         ("The chair's brown!", "the chair 's brown"),
         ("It isn't on the table.", "it is n't on the table"),
-        ('A "red" t-shirt (large), 3.5 meters...', "a red t-shirt large 3.5 meters"),
+        ('A "red" t-shirt (large), 3.5 meters...', "a red t-shirt -lrb- large -rrb- 3.5 meters"),
         ("I'm here -- now; ok?", "i 'm here now ok"),
         ("It's 5 o'clock: the TV is on", "it 's 5 o'clock the tv is on"),
+        ("Mr. Smith [left] e.g. the U.S. desk", "mr. smith -lsb- left -rsb- e.g. the u.s. desk"),
+        ("vitamin c.", "vitamin c."),
+        ("the sofa {x} <b> 1 1/2", "the sofa -lcb- x -rcb- <b> 1\u00a01/2"),
     ],
 )
-def test_ptb_approximation(text: str, tokens: str) -> None:
+def test_ptb_port_on_hand_cases(text: str, tokens: str) -> None:
+    """Outputs of the CoreNLP 3.4.1 jar (-preserveLines -lowerCase, then pycocoevalcap's filter): brackets stay as
+    -lrb-/-rrb- (the filter lists only the upper-case forms), abbreviation periods stay, "1 1/2" is one token."""
     assert " ".join(ptb_tokens(text)) == tokens
+
+
+def _corpus() -> list[dict]:
+    return json.loads(CORPUS.read_text())["items"]
+
+
+def test_ptb_port_equals_the_jar_on_the_committed_corpus() -> None:
+    """Every one of the 2,680 captions and answers (brackets, abbreviations, numbers, hyphens, quotes, clitics,
+    unicode, markup) gets exactly the tokens the jar gave when the fixture was made."""
+    items = _corpus()
+    assert len(items) >= 2000
+    wrong = [
+        (it["text"], it["tokens"], ptb_tokens(it["text"])) for it in items if ptb_tokens(it["text"]) != it["tokens"]
+    ]
+    assert wrong == []
+
+
+@pytest.mark.java
+@pytest.mark.usefixtures("java")
+def test_ptb_port_equals_the_jar_now() -> None:
+    """The jar, run here on the corpus, gives the committed tokens and the port's."""
+    items = _corpus()
+    jar = coco_java.ptb_java_tokens([it["text"] for it in items])
+    assert [j == it["tokens"] for j, it in zip(jar, items, strict=True)] == [True] * len(items)
+    assert [j == ptb_tokens(it["text"]) for j, it in zip(jar, items, strict=True)] == [True] * len(items)
+
+
+@pytest.mark.java
+@pytest.mark.usefixtures("java")
+def test_ptb_java_equals_pycocoevalcaps_own_tokenizer() -> None:
+    """pycocoevalcap's PTBTokenizer class on the corpus (one caption per image, in corpus order; its captions split
+    on single spaces, as its ROUGE-L does) gives the committed tokens on every text but one: "no </b> 20°C.",
+    followed in its file by "The CANNOT ...", loses the acronym's period ("c", not "c."), the one way a caption's
+    tokens depend on the next caption there (service/scoring/ptb_tokenizer.py)."""
+    from pycocoevalcap.tokenizer.ptbtokenizer import PTBTokenizer
+
+    items = [it for it in _corpus() if "\r" not in it["text"] and "\u2028" not in it["text"]]
+    upstream = PTBTokenizer().tokenize({i: [{"caption": it["text"]}] for i, it in enumerate(items)})
+    differ = [
+        (it["text"], items[i + 1]["text"][:4])
+        for i, it in enumerate(items)
+        if [w for w in upstream[i][0].split(" ") if w] != it["tokens"]
+    ]
+    assert len(items) > 2600 and differ == [("no </b> 20\u00b0C.", "The ")]
+    assert upstream[[it["text"] for it in items].index("no </b> 20\u00b0C.")] == ["no </b> 20 \u00b0 c"]
+
+
+@pytest.mark.java
+@pytest.mark.usefixtures("java")
+def test_scorers_with_ptb_java_name_it_and_match_the_port() -> None:
+    """scene3d_qa and scene3d_densecap with tokenizer=ptb_java: the jar ran (named in the breakdown, no note) and
+    every score equals the ptb_approx run on captions with brackets, abbreviations and quotes."""
+    from service.scoring import scene3d_densecap as D
+    from service.scoring import scene3d_qa as Q
+
+    texts = [it["text"] for it in _corpus()[:60] if it["text"].strip()]
+    keys = [Q.AnswerKeyItem(item_id=f"q{k}", refs=[t, texts[k - 1]]) for k, t in enumerate(texts)]
+    preds = [Q.PredictionItem(item_id=f"q{k}", pred=texts[(k + 3) % len(texts)]) for k in range(len(texts))]
+    java = Q.score(keys, preds, Q.Params(n_resamples=0, tokenizer="ptb_java"))
+    port = Q.score(keys, preds, Q.Params(n_resamples=0))
+    assert java["breakdown"]["tokenizer"] == "ptb_java" and "tokenizer_note" not in java["breakdown"]
+    assert java["scores"] == port["scores"] and java["item_metrics"] == port["item_metrics"]
+    box = [0.0, 0.0, 0.0, 1.0, 1.0, 1.0]
+    dkeys = [D.AnswerKeyItem(item_id=f"o{k}", refs=[t], gt_box=box) for k, t in enumerate(texts)]
+    dpreds = [D.PredictionItem(item_id=f"o{k}", caption=texts[-k], box=box) for k in range(len(texts))]
+    djava = D.score(dkeys, dpreds, D.Params(n_resamples=0, tokenizer="ptb_java"))
+    assert djava["breakdown"]["tokenizer"] == "ptb_java"
+    assert djava["scores"] == D.score(dkeys, dpreds, D.Params(n_resamples=0))["scores"]
+
+
+def test_ptb_java_without_java_runs_the_port_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No java on PATH: 'ptb_java' falls back to the port, named with the reason; METEOR is null with the reason."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    tokens, ran, note = tokenize_all(["A (red) chair."], "ptb_java")
+    assert (tokens, ran) == ([["a", "-lrb-", "red", "-rrb-", "chair"]], "ptb_approx")
+    assert note is not None and "no java executable" in note
+    out = meteor([["a", "chair"]], [[["a", "chair"]]])
+    assert out["value"] is None and "no java executable" in out["reason"]
+
+
+@pytest.mark.java
+@pytest.mark.timeout(900)
+@pytest.mark.usefixtures("java")
+def test_meteor_equals_pycocoevalcaps_meteor() -> None:
+    """METEOR 1.5 through the shared JVM equals pycocoevalcap's Meteor class (its own JVM) per item and overall on 40
+    generated items, and gives pycocoevalcap's 0.361643 on the three QA items."""
+    from pycocoevalcap.meteor.meteor import Meteor
+
+    rng = np.random.default_rng(8)
+    words = ["a", "brown", "chair", "table", "is", "next", "to", "the", "white", "sofa", "sitting", "chairs"]
+    hyps = [list(rng.choice(words, rng.integers(1, 8))) for _ in range(40)]
+    refs = [[list(rng.choice(words, rng.integers(1, 8))) for _ in range(rng.integers(1, 4))] for _ in range(40)]
+    ours = meteor(hyps, refs)
+    gts = {i: [" ".join(r) for r in rs] for i, rs in enumerate(refs)}
+    res = {i: [" ".join(h)] for i, h in enumerate(hyps)}
+    total, items = Meteor().compute_score(gts, res)
+    assert ours["value"] == pytest.approx(total, rel=1e-12, abs=0)
+    assert ours["items"] == pytest.approx(items, rel=1e-12, abs=0)
+    assert coco_java.METEOR.started and ours["version"].startswith("METEOR 1.5")
+    three = meteor([RES[k].split() for k in GTS], [[r.split() for r in GTS[k]] for k in GTS])
+    assert three["value"] == pytest.approx(0.361643, abs=1e-6)  # pycocoevalcap 1.2's figure (docs/scene3d.md)
 
 
 def test_lcs_matches_brute_force() -> None:

@@ -1,4 +1,4 @@
-"""Tests of the universal-compression estimators (spec estimators-minhash-compression-moead.md §b.3)."""
+"""Tests of the universal-compression estimators (docs/compression.md)."""
 
 import itertools
 import math
@@ -67,7 +67,7 @@ def brute_shtarkov(k: int, n: int) -> float:
     [(2, 1, 2.0), (2, 2, 2.5), (3, 1, 3.0), (3, 4, 7.21875), (4, 5, 17.2864), (5, 4, 23.28125)],
 )
 def test_nml_exact_values_spec_b3_item1(k: int, n: int, expected: float) -> None:
-    # Spec §b.3 item 1 (exact rationals): relative tolerance 1e-12 (log-space rounding only).
+    # Exact rationals (docs/compression.md, `compression.nml_regret`): relative tolerance 1e-12 (log-space rounding).
     assert math.exp(log_c(k, n)) == pytest.approx(expected, rel=1e-12)
     # Enumeration of all K^n sequences agrees too.
     assert brute_shtarkov(k, n) == pytest.approx(expected, rel=1e-12)
@@ -86,7 +86,7 @@ def test_nml_recursion_matches_composition_sum(k: int, n: int) -> None:
     [(2, 1000, 3.6964, 3.6797), (10, 1000, 25.667, 25.360), (10, 100_000, 46.114, 46.083)],
 )
 def test_nml_large_n_spec_b3_item2(k: int, n: int, log_c_spec: float, asym_spec: float) -> None:
-    # Spec values are rounded to the printed digits: tolerance half a unit of the last digit.
+    # The reference values are rounded to their printed digits: tolerance half a unit of the last digit.
     res = nml_regret(NmlRegretParams(num_symbols=k, n=n), no_progress)
     digits = 4 if log_c_spec < 10 else 3
     assert res.log_c_nats == pytest.approx(log_c_spec, abs=0.5 * 10**-digits + 1e-12)
@@ -491,7 +491,8 @@ SPEC_PNML = [1.48, 1.88, 2.49, 3.43]
 
 @pytest.fixture(scope="module")
 def rf_result():
-    # Spec §b.3 item 4 at its reduced size: n = 100, d = 20, 2 reps, 1000 test points, p/n = 30 dropped.
+    # docs/compression.md, `compression.double_descent` (the random-features table) at a reduced size: n = 100,
+    # d = 20, 2 reps, 1000 test points, p/n = 30 dropped.
     params = DoubleDescentParams(
         experiment="rf_regression", n=100, widths=[round(r * 100) for r in RF_RATIOS], reps=2, n_test=1000
     )
@@ -499,7 +500,7 @@ def rf_result():
 
 
 def test_rf_double_descent_peak_spec_b3_item4(rf_result) -> None:
-    # Spec tolerances: peak location p/n ∈ [0.8, 1.25], peak ratio MLE/Bayes ≥ 3.
+    # Tolerances (docs/compression.md: the peak location and the ≥ 3× ratio to Bayes are stable): p/n ∈ [0.8, 1.25].
     assert 0.8 <= rf_result.peak_width / 100 <= 1.25
     assert rf_result.peak_ratio >= 3
     peak = next(r for r in rf_result.rows if r.width == rf_result.peak_width)
@@ -512,14 +513,14 @@ def test_rf_bayes_flat_and_fixed_prior_second_ascent(rf_result) -> None:
     # Spec: Bayes with β ~ N(0, I/p) flat at 1.45, range ≤ 0.05 nats; we also require |· − 1.45| ≤ 0.03.
     assert max(scaled) - min(scaled) <= 0.05
     assert all(abs(v - 1.45) <= 0.03 for v in scaled)
-    # Fixed prior β ~ N(0, I): monotone second ascent; Monte Carlo (2 reps) within 0.06 of the spec row.
+    # Fixed prior β ~ N(0, I): monotone second ascent; Monte Carlo (2 reps) within 0.06 of the table's row.
     assert all(b > a for a, b in itertools.pairwise(fixed))
     assert fixed == pytest.approx(SPEC_FIXED, abs=0.06)
 
 
 def test_rf_mle_and_pnml_against_spec_table(rf_result) -> None:
     rows = {r.width: r for r in rf_result.rows}
-    # Away from the peak the MLE NLL is stable across seeds: within 7 % of the spec row (Monte Carlo, 2 reps).
+    # Away from the peak the MLE NLL is stable across seeds: within 7 % of the table's row (Monte Carlo, 2 reps).
     for ratio, expected in SPEC_MLE.items():
         assert rows[round(ratio * 100)].mle_ce == pytest.approx(expected, rel=0.07)
     pnml = [rows[w].pnml_ce for w in (10, 50, 75, 90)]
@@ -709,7 +710,7 @@ def cell_result():
 
 
 def test_cell_model_exact_expectations_spec_b3_item5(cell_result) -> None:
-    # Exact expectations; the spec prints 2 decimals, so each must lie within 0.005 of our value.
+    # Exact expectations; the reference prints 2 decimals, so each must lie within 0.005 of our value.
     mle = [r.mle_ce for r in cell_result.rows]
     assert mle == pytest.approx(SPEC_CELL_MLE, abs=0.005 + 1e-12)
     # Peak at n/m ≈ 2–4 (m = 50 here); KT-Bayes 2.30–2.48, Laplace (= pNML) 2.30–2.41 (±0.005 rounding).
@@ -848,3 +849,14 @@ def test_registry_entries() -> None:
         assert ESTIMATORS[spec.name] is spec
         assert spec.family == "compression" and spec.version == "1"
         assert 0 < spec.sync_budget <= spec.hard_cap
+
+
+def test_codelength_reports_the_ml_codelength_and_alphabet_by_hand() -> None:
+    """counts [3, 1, 0, 2] (n = 6, K = 4): −Σ n_j log(n_j/n) = 3 log 2 + log 6 + 2 log 3, whatever the method;
+    regret = codelength − that."""
+    ml = 3 * math.log(2) + math.log(6) + 2 * math.log(3)
+    for method in ("nml", "bayes", "ml"):
+        res = code([3, 1, 0, 2], method)
+        assert res.num_symbols == 4 and res.n == 6
+        assert res.ml_codelength_nats == pytest.approx(ml, rel=1e-13)
+        assert res.regret_vs_ml_nats == pytest.approx(res.codelength_nats - ml, rel=1e-12, abs=1e-13)

@@ -43,7 +43,8 @@ def test_closed_form_spectrum_equals_finite_difference_spectrum(n: int, causal: 
         simulate=False,
         fd_check=True,
     )
-    # The spec measured 5e-13 .. 2e-12 with its FD step; ours (central, 1e-7 on an odd field) gives ≤ 3e-14.
+    # The reference measured 5e-13 .. 2e-12 with its FD step (docs/hyperconnections.md, "Validation against the
+    # measured figures"); ours (central, 1e-7 on an odd field) gives ≤ 3e-14.
     assert res.fd_residual < 1e-10
     assert res.fd_jacobian_residual < 1e-12  # the odd field: central differences exact up to O(1e-14)
     assert sum(e.multiplicity for e in res.eigenvalues) == n * 4 * 2
@@ -125,7 +126,7 @@ def test_hopf_crossing_at_s_zero_with_unit_frequency() -> None:
     assert c.type == "hopf" and c.param == "a_r[0][0]"
     assert c.value == pytest.approx(1.0, abs=1e-10)
     assert c.omega == pytest.approx(1.0, abs=1e-9)
-    # The spec's joint s on both diagonal entries: R = [[s, 1], [−1, s]] has eigenvalues s ± i.
+    # The reference's joint s on both diagonal entries: R = [[s, 1], [−1, s]] has eigenvalues s ± i.
     for s, label in ((-1e-6, "stable"), (1e-10, "marginal"), (1e-6, "oscillatory_unstable")):
         a_r = [[1 + s, -1.0], [1.0, 1 + s]]
         res = run(n_streams=2, a_r=a_r, **TWO, simulate=False)
@@ -159,7 +160,8 @@ def one_stream() -> dict[float, object]:
 
 
 def test_one_stream_regime_table(one_stream: dict) -> None:
-    # Spec (a)§3, N = 4, d = 2, W = I, V = −I, α = β = 1, H0 = 0.1·randn (seed 0), dt = 0.05, T = 150.
+    # docs/hyperconnections.md, "Validation against the measured figures": N = 4, d = 2, W = I, V = −I,
+    # α = β = 1, H0 = 0.1·randn (seed 0), dt = 0.05, T = 150.
     assert one_stream[0.8].regime == "collapse" and one_stream[0.8].final_norm < 1e-6
     assert one_stream[1.3].regime == "nontrivial"
     assert one_stream[1.3].final_norm == pytest.approx(1.57, abs=0.005)

@@ -1,4 +1,4 @@
-"""MOEA/D on OneMinMax (spec c): simulator exactness, MEASURED table, scaling, validation."""
+"""MOEA/D on OneMinMax (docs/moead.md): simulator exactness, MEASURED table, scaling, validation."""
 
 import math
 
@@ -30,8 +30,9 @@ from service.estimators.moead_sim import (
 )
 from service.registry import no_progress
 
-# Spec c.3 MEASURED (count-level, own parent): n -> {r: (mean evals, replicates, sd/mean)}. sd/mean is
-# from our own R >= 1000 runs (it sets the tolerance). The spec's n=64, r=1 entry (17,059, R=100) is
+# The reference MEASURED table (docs/moead.md, "Against the reference MEASURED table"; count-level, own parent):
+# n -> {r: (mean evals, replicates, sd/mean)}. sd/mean is from our own R >= 1000 runs (it sets the tolerance). The
+# reference's n=64, r=1 entry (17,059, R=100) is
 # 2.5 of its own standard errors above both our count-level (15,102 ± 216, R=1000) and our bit-level
 # reference (15,162 ± 465, R=150), so we test our value there (reported to the lead).
 TABLE = {
@@ -48,7 +49,7 @@ def run(n: int, r: int, reps: int = 30, **kw: object) -> object:
 
 @pytest.fixture(scope="module")
 def quick() -> dict[tuple[int, int], object]:
-    """The spec's quick check (R = 30) plus r = 2 and n = 128: about 2 s in all."""
+    """The reference's quick check (R = 30) plus r = 2 and n = 128: about 2 s in all."""
     return {(n, r): run(n, r, seed=7) for n, row in TABLE.items() for r in row}
 
 
@@ -66,7 +67,7 @@ def test_exchange_beats_no_exchange_and_r0_is_n2_log_n(quick: dict) -> None:
     for n in (32, 64, 128):
         assert quick[(n, 1)].mean < quick[(n, 0)].mean
     for n in (16, 32, 64, 128):
-        assert 1.5 <= quick[(n, 0)].evals_over_n2_log_n <= 3.0  # spec c.3: 1.99 .. 2.27
+        assert 1.5 <= quick[(n, 0)].evals_over_n2_log_n <= 3.0  # reference: 1.99 .. 2.27
     # the r=0 / r=1 ratio grows with n (∝ log n; spec: 1.9 -> 2.9)
     assert quick[(128, 0)].mean / quick[(128, 1)].mean > quick[(16, 0)].mean / quick[(16, 1)].mean
 
@@ -97,8 +98,8 @@ def test_summary_fields_consistent(quick: dict) -> None:
     ],
 )
 def test_count_level_matches_bit_level(variant: dict) -> None:
-    # Same law (spec c.1 lumping is exact): two-sample KS and Mann-Whitney at level 0.001 on 300 runs
-    # each (seeded, so deterministic), and means within 4 combined standard errors.
+    # Same law (docs/moead.md, "How it is simulated": the lumping is exact): two-sample KS and Mann-Whitney at
+    # level 0.001 on 300 runs each (seeded, so deterministic), and means within 4 combined standard errors.
     n, reps = 10, 300
     kw = dict(variant)
     num_sub = kw.pop("num_sub", n + 1)
@@ -157,8 +158,9 @@ def slopes() -> dict[int, object]:
     return {r: omm_scaling(OmmScalingParams(ns=[64, 256], r=r, reps=30, seed=3), no_progress) for r in (0, 1)}
 
 
+@pytest.mark.heavy
 def test_scaling_slopes_match_table(slopes: dict) -> None:
-    # Spec c.3: slope 64 -> 256 is 2.25 (r=0) and 2.02 (r=1). Tolerance: 3 s.e. of the slope,
+    # docs/moead.md: the reference slope 64 -> 256 is 2.25 (r=0) and 2.02 (r=1). Tolerance: 3 s.e. of the slope,
     # se = sqrt(Σ (se_n / mean_n)²) / ln 4 (delta method on the two means).
     for r, target in ((0, 2.25), (1, 2.02)):
         res = slopes[r]
@@ -174,6 +176,7 @@ def test_scaling_slopes_match_table(slopes: dict) -> None:
     assert slopes[0].slope_ci_low > 2  # r = 0 grows significantly faster than n²
 
 
+@pytest.mark.heavy
 def test_scaling_point_equals_runtime_call(slopes: dict) -> None:
     point = slopes[1].points[0]
     single = run(64, 1, reps=30, seed=3)
@@ -263,7 +266,7 @@ def test_domain_errors() -> None:
 
 def test_cost_model() -> None:
     quick = OmmRuntimeParams(n=32, r=1, reps=30)
-    assert runtime_cost(quick) < SYNC_BUDGET  # the spec's quick check runs synchronously
+    assert runtime_cost(quick) < SYNC_BUDGET  # the quick check runs synchronously
     assert runtime_cost(OmmRuntimeParams(n=512, r=1, reps=30)) < HARD_CAP  # default n = 512 is allowed
     assert runtime_cost(OmmRuntimeParams(n=512, r=1, reps=1000)) > HARD_CAP
     more = OmmRuntimeParams(n=32, r=1, reps=60)

@@ -1,6 +1,7 @@
 """Hierarchical SAE: gradients against finite differences, XOrtho by hand, the sparse encoder against the dense
 forward pass, FLOP counts, metrics, the planted generator and recovery of a planted hierarchy."""
 
+import dataclasses
 import io
 import math
 
@@ -281,3 +282,27 @@ def test_loss_plot_draws_the_curve():
     ax = sae.loss_plot(out).axes[0]
     assert ax.lines[0].get_ydata().tolist() == [p.loss for p in out.loss_curve]
     assert ax.lines[0].get_xdata().tolist() == list(range(20))
+
+
+def test_train_result_reports_its_flops_dimension_and_l0_totals():
+    """d = 16, N = 5, m = 4, s = 2, k = 2: encoder N·d + k(s·d + m·s) = 80 + 2·(32 + 8) = 160 MACs, a flat SAE of
+    N(1 + m) = 25 atoms 25·16 = 400, saving 2.5; the weights are an npz, i.e. a zip archive."""
+    out = sae.hierarchical_train(_small_train_params(steps=20), no_progress)
+    assert out.d == 16
+    assert (out.flops.encoder_macs, out.flops.flat_encoder_macs) == (160, 400)
+    assert out.flops.encoder_saving == pytest.approx(2.5, rel=1e-15)
+    for ev in (out.train, out.held_out):
+        assert ev.l0_total == pytest.approx(ev.l0_parents + ev.l0_children, rel=1e-15)
+        assert ev.l0_children > 0 and 0 < ev.l0_parents <= 2
+    assert out.artifacts[0].media_type == "application/zip"
+    assert io.BytesIO(out.artifact_blobs()["weights"]).read(4) == b"PK\x03\x04"
+
+
+def test_l0_total_adds_parents_and_children_when_they_differ(monkeypatch: pytest.MonkeyPatch):
+    """Trained runs keep one child per active parent (equal L0s); an evaluation with 0.25 children per row
+    tells l0_parents + l0_children from 2·l0_parents."""
+    measured = sae.evaluate
+    monkeypatch.setattr(sae, "evaluate", lambda *a: dataclasses.replace(measured(*a), l0_children=0.25))
+    out = sae.hierarchical_train(_small_train_params(steps=5), no_progress)
+    for ev in (out.train, out.held_out):
+        assert ev.l0_children == 0.25 and ev.l0_total == pytest.approx(ev.l0_parents + 0.25, rel=1e-15)

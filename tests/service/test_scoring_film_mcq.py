@@ -1,4 +1,5 @@
-"""film_mcq scorer: spec D_benchmarks_1 §4 synthetic test, V7-V9, validation, array path."""
+"""film_mcq scorer: the synthetic test, the scale checks, validation and the array path (docs/scoring.md, film
+MCQ)."""
 
 import json
 from pathlib import Path
@@ -69,7 +70,7 @@ def test_mixed_option_counts_use_the_poisson_binomial():
     key = [fm.AnswerKeyItem(item_id=f"i{j}", num_options=k, answer_idx=0, film_id=f"f{j}") for j, k in enumerate(ks)]
     pred = [fm.PredictionItem(item_id=f"i{j}", choice_idx=0 if j < 3 else 1) for j in range(5)]
     out = fm.score(key, pred, fm.Params())
-    assert out["scores"]["chance"]["value"] == pytest.approx(0.28)  # §4
+    assert out["scores"]["chance"]["value"] == pytest.approx(0.28)  # chance of the synthetic set
     assert out["scores"]["p_value_vs_chance"]["value"] == pytest.approx(0.12875, abs=1e-12)  # V8
     assert out["breakdown"]["overall"]["chance_test"] == "poisson-binomial"
 
@@ -84,7 +85,7 @@ def test_missing_predictions_score_zero_and_lower_coverage(fixture_items):
 
 
 def test_near_chance_flag():
-    # 27% at n = 500 with K = 4: two-sided p = 0.30 and the Wilson CI covers 0.25 (§4 scale check)
+    # 27% at n = 500 with K = 4: two-sided p = 0.30 and the Wilson CI covers 0.25 (the scale check)
     key = [fm.AnswerKeyItem(item_id=f"i{j}", num_options=4, answer_idx=0, film_id=f"f{j % 50}") for j in range(500)]
     pred = [fm.PredictionItem(item_id=f"i{j}", choice_idx=0 if j < 135 else 1) for j in range(500)]
     overall = fm.score(key, pred, fm.Params())["breakdown"]["overall"]

@@ -1,5 +1,8 @@
 """RAVEN-Bench scorer: the synthetic three-setting table, random baselines, shuffle fixtures, CircularEval, parsing."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -17,7 +20,9 @@ from service.scoring.raven import (
     group_scores,
     score,
 )
-from service.scoring.raven_parse import parse_answer, rotation_map, shuffle_map
+from service.scoring.raven_parse import VLMEVALKIT_COMMIT, parse_answer, rotation_map, shuffle_map
+
+PARSE_CASES = json.loads((Path(__file__).parent / "fixtures" / "raven_parse_cases.json").read_text())
 
 LEVELS_C1 = ["L1", "L2", "L2", "L2", "L2", "L2", "L3", "L3"]
 LEVELS_H1 = ["L2", "L2", "L3", "L3"]
@@ -160,19 +165,43 @@ def test_circular_eval() -> None:
 @pytest.mark.parametrize(
     ("raw", "raven", "guarded"),
     [
-        ('{"answer": "c"}', ("C", "ok"), ("C", "ok")),
+        ('{"answer": "c"}', ("C", "ok"), (None, "parse_failure")),
         ("I think a boat is there, so C", ("A", "ok"), ("C", "ok")),
-        ("A boat is moving so the answer is C", ("A", "ok"), (None, "parse_failure")),
+        ("A boat is moving so the answer is C", ("A", "ok"), ("C", "ok")),
         ("(B)", ("B", "ok"), ("B", "ok")),
         ("Cannot determine the answer", (None, "parse_failure"), (None, "refusal")),
         ("no idea", (None, "parse_failure"), (None, "parse_failure")),
     ],
 )
 def test_parse_rules(raw: str, raven: tuple, guarded: tuple) -> None:
-    """The artifact rule upper-cases first, so the article 'a' matches; VLMEvalKit's guard refuses a lone 'A'
-    among more than three tokens."""
+    """The artifact rule reads a JSON answer and upper-cases the text, so the article 'a' matches; VLMEvalKit
+    reads no JSON, and two letters fall through to its 'answer is X' pattern."""
     assert parse_answer(None, raw, "raven") == raven
     assert parse_answer(None, raw, "guarded") == guarded
+
+
+@pytest.mark.parametrize("case", PARSE_CASES["cases"], ids=lambda c: repr(c["raw"])[:40])
+def test_parse_rules_equal_their_upstreams(case: dict) -> None:
+    """Each rule on 50 responses (articles, 'The answer is A.', lower case, option text, several letters,
+    punctuation, JSON, refusals, other languages) gives the letter the upstream code gives (fixture computed by
+    running the RAVEN artifact's normalize_predicted_answer and VLMEvalKit's can_infer at the commits it names);
+    'guarded' is 'vlmevalkit_verbose'."""
+    options = PARSE_CASES["options"]
+    for rule in ("raven", "vlmevalkit", "vlmevalkit_verbose"):
+        expected = case[rule]
+        status = "ok" if expected in ("A", "B", "C", "D") else expected or "parse_failure"
+        want = (expected if status == "ok" else None, status)
+        assert parse_answer(None, case["raw"], rule, options) == want, rule
+    assert parse_answer(None, case["raw"], "guarded", options) == parse_answer(
+        None, case["raw"], "vlmevalkit_verbose", options
+    )
+
+
+def test_parse_fixture_names_the_commit_followed() -> None:
+    assert PARSE_CASES["upstream"]["vlmevalkit"]["commit"] == VLMEVALKIT_COMMIT
+    modes = {rule: [c[rule] for c in PARSE_CASES["cases"]] for rule in ("raven", "vlmevalkit", "vlmevalkit_verbose")}
+    assert len(PARSE_CASES["cases"]) >= 40
+    assert modes["vlmevalkit"] != modes["vlmevalkit_verbose"] != modes["raven"]
 
 
 def test_guarded_rule_matches_option_text() -> None:
@@ -532,10 +561,24 @@ def test_cost_counts_questions_and_raw_characters() -> None:
     [
         (None, None, "raven", (None, "parse_failure")),  # nothing to parse
         ("E", None, "guarded", (None, "parse_failure")),  # not an option letter
-        (None, '  {"answer": "b"}', "guarded", ("B", "ok")),  # leading blanks before the JSON object
+        (None, '  {"answer": "b"}', "raven", ("B", "ok")),  # leading blanks before the JSON object
         (None, '{"answer": "E"}', "raven", (None, "parse_failure")),  # JSON answer that is no option letter
         (None, '{"answer": 2}', "raven", (None, "parse_failure")),  # JSON answer that is no string
     ],
 )
 def test_structured_answers(predicted: str | None, raw: str | None, rule: str, expected: tuple) -> None:
     assert parse_answer(predicted, raw, rule) == expected
+
+
+def test_circular_answers_the_answer_is_x_under_each_rule() -> None:
+    """Every question has a CircularEval pass keyed A, so 'The answer is A.' decides it: VLMEvalKit's default
+    parses it and all 12 questions count; its verbose mode (the older 'guarded' rule) refuses the lone 'A' among
+    four tokens and none counts, each with one parse failure; the artifact rule reads the letter."""
+    keys = video_key("v", correct="B")
+    passes = [PassAnswer(raw_response=f"The answer is {rotation_map(i)['B']}.") for i in range(4)]
+    preds = [PredictionItem(item_id=k.item_id, circular=passes) for k in keys]
+    for rule, acc, failed in (("vlmevalkit", 1.0, 0.0), ("vlmevalkit_verbose", 0.0, 1.0), ("guarded", 0.0, 1.0)):
+        out = score(keys, preds, Params(mode="circular", parse_rule=rule, n_resamples=0))
+        assert out["scores"]["overall_acc"]["value"] == acc, rule
+        assert out["scores"]["parse_failure_rate"]["value"] == failed, rule
+    assert score(keys, preds, Params(mode="circular", n_resamples=0))["scores"]["overall_acc"]["value"] == 1.0

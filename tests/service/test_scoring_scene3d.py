@@ -1,8 +1,10 @@
 """3D scene scorers: box IoU and Acc@k, Multi3DRefer F1 with Hungarian matching, QA metrics, Scan2Cap m@kIoU."""
 
 import itertools
+import json
 import math
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,7 +13,8 @@ from service.errors import InvalidInput
 from service.scoring import scene3d_densecap as D
 from service.scoring import scene3d_grounding as G
 from service.scoring import scene3d_qa as Q
-from service.scoring.caption_metrics import METEOR_REASON, score_captions
+from service.scoring.caption_metrics import score_captions
+from service.scoring.ptb_tokenizer import ptb_tokens
 from service.stats import bootstrap_mean_ci
 
 UNIT = [0.0, 0.0, 0.0, 2.0, 2.0, 2.0]
@@ -99,6 +102,32 @@ def test_hungarian_matches_brute_force_assignment() -> None:
             assert out["item_metrics"][G.metric_name("f1", t)][k] == pytest.approx(expected, abs=1e-12)
 
 
+def test_degenerate_predicted_boxes_score_zero_and_are_counted() -> None:
+    """Chat-Scene's box3d_iou gives a zero-volume box inter 0, so IoU 0 for that item; the rest are scored."""
+    flat = [0, 0, 0, 2, 2, 0]
+    out = grounding([[UNIT]] * 3, [[flat], [UNIT], [[0, 0, 0, 0, 0, 0], UNIT]])
+    assert out["item_metrics"]["acc_at_0_5"] == [0.0, 1.0, 0.0]
+    assert out["breakdown"]["n_degenerate_pred_boxes"] == 2
+    multi = grounding([[UNIT, shifted(5)]], [[flat, UNIT]], task="multi3drefer", iou_eps="none")
+    assert multi["item_metrics"]["f1_at_0_5"] == [pytest.approx(2 * 1 / 4, abs=1e-15)]
+    assert multi["breakdown"]["n_degenerate_pred_boxes"] == 1
+
+
+def test_iou_eps_is_absolute_in_the_boxes_units() -> None:
+    """Identical cubes: reference IoU = V/(V + 1e-8), so a 1 mm cube in metres (V = 1e-9) scores 1/11 = 0.0909
+    and fails every threshold; 'none' gives 1 exactly. A zero-volume ground truth scores 0 under 'reference'."""
+    mm = [0.5, 0.5, 0.5, 1e-3, 1e-3, 1e-3]
+    cube = np.array([mm])
+    assert G.box_iou(cube, cube)[0] == pytest.approx(1e-9 / (1e-9 + 1e-8), rel=1e-12)
+    assert G.box_iou(cube, cube, G.IOU_EPS["none"])[0] == pytest.approx(1.0, rel=1e-12)
+    assert grounding([[mm]], [[mm]])["scores"]["acc_at_0_25"]["value"] == 0.0
+    exact = grounding([[mm]], [[mm]], iou_eps="none")
+    assert exact["scores"]["acc_at_0_25"]["value"] == 1.0 and exact["breakdown"]["iou_eps"] == "none"
+    assert grounding([[[0, 0, 0, 1, 1, 0]]], [[[0, 0, 0, 1, 1, 0]]])["item_metrics"]["acc_at_0_25"] == [0.0]
+    cm = [0, 0, 0, 0.01, 0.01, 0.01]
+    assert G.box_iou(np.array([cm]), np.array([cm]))[0] == pytest.approx(1e-6 / (1e-6 + 1e-8), rel=1e-12)
+
+
 def test_grounding_subsets_and_missing_predictions() -> None:
     keys = [
         G.AnswerKeyItem(item_id="a", gt_boxes=[UNIT], subset="unique"),
@@ -122,7 +151,7 @@ def test_grounding_subsets_and_missing_predictions() -> None:
     ("gt", "pred", "params", "loc"),
     [
         ([[UNIT, UNIT]], [[UNIT]], {}, ("answer_key", "items", 0, "gt_boxes")),
-        ([[UNIT]], [[[0, 0, 0, 1, 0, 1]]], {}, ("predictions", "items", 0, "pred_boxes")),
+        ([[UNIT]], [[[0, 0, 0, 1, -0.5, 1]]], {}, ("predictions", "items", 0, "pred_boxes")),
         ([[UNIT]], [[UNIT]], {"thresholds": [0.25]}, ("params", "thresholds")),
     ],
 )
@@ -153,7 +182,7 @@ def test_qa_text_metrics_reproduce_pycocoevalcap_figures() -> None:
     assert s["cider"]["value"] == pytest.approx(2.484790, abs=1e-6)
     assert s["em_at_1"]["value"] == pytest.approx(1 / 3)
     assert out["item_metrics"]["cider"] == pytest.approx([2.374666, 2.5, 2.579705], abs=1e-6)
-    assert out["breakdown"]["meteor"]["value"] is None and "Java" in out["breakdown"]["meteor"]["reason"]
+    assert out["breakdown"]["meteor"] == {"value": None, "reason": "meteor=false"}
     assert "meteor" not in s
 
 
@@ -165,10 +194,14 @@ def test_scanqa_normalisation_and_matching() -> None:
     assert Q.answer_match("brown chair", ["brown chair", "wood"]) == (1, 1)
     assert Q.answer_match("brownchair", ["a brown chair"]) == (0, 1)
     assert Q.answer_match("", ["a"]) == (0, 0)
-    out = qa([["2"], ["left of the desk"], ["table"]], ["Two.", "The left", "chair"])
+    refs, preds = [["2"], ["left of the desk"], ["table"]], ["Two.", "The left", "chair"]
+    out = qa(refs, preds, normalize="scanqa_clean")
     assert out["item_metrics"]["em_at_1"] == [1.0, 0.0, 0.0]
     assert out["item_metrics"]["em_refined"] == [1.0, 1.0, 0.0]
-    raw = qa([["2"], ["left of the desk"], ["table"]], ["Two.", "The left", "chair"], normalize="none")
+    chatscene = qa(refs, preds)  # the default: references as given, so "two" no longer equals "2"
+    assert chatscene["item_metrics"]["em_at_1"] == [0.0, 0.0, 0.0]
+    assert chatscene["item_metrics"]["em_refined"] == [0.0, 1.0, 0.0]
+    raw = qa(refs, preds, normalize="none")
     assert raw["item_metrics"]["em_at_1"] == [0.0, 0.0, 0.0]
 
 
@@ -369,14 +402,18 @@ def test_grounding_subsets_skip_unlabelled_items() -> None:
     assert out["breakdown"]["n_missing"] == 2 and out["breakdown"]["n_items"] == 4
     assert out["coverage"] == 0.5
     assert out["item_metrics"]["f1_at_0_5"] == [0.0, 1.0, 1.0, 0.0]
-    assert out["breakdown"]["iou"] == "inter/(V1 + V2 - inter + 1e-8), axis-aligned boxes (cx, cy, cz, dx, dy, dz)"
+    assert out["breakdown"]["iou"] == (
+        "inter/(V1 + V2 - inter + 1e-8), axis-aligned boxes (cx, cy, cz, dx, dy, dz); a zero-volume predicted box "
+        "scores 0"
+    )
     assert out["reconstructed"] == []
 
 
 @pytest.mark.parametrize(
     ("gt", "pred", "params", "loc"),
     [
-        ([[UNIT], [UNIT]], [[UNIT], [[0, 0, 0, 1, 1, 0]]], {}, ("predictions", "items", 1, "pred_boxes")),
+        ([[UNIT], [UNIT]], [[UNIT], [[0, 0, 0, 1, 1, -1e-9]]], {}, ("predictions", "items", 1, "pred_boxes")),
+        ([[UNIT], [[0, 0, 0, 1, 0, 1]]], [[UNIT]] * 2, {"iou_eps": "none"}, ("answer_key", "items", 1, "gt_boxes")),
         (
             [[UNIT], [], [UNIT, [0, 0, 0, -1, 1, 1]]],
             [[]] * 3,
@@ -486,7 +523,7 @@ def test_qa_intervals_and_breakdown() -> None:
     assert by["What"]["rouge_l"] == pytest.approx((rouge[0] + rouge[2]) / 2, rel=1e-12, abs=0)
     assert by["What"]["em_at_1"] == 0.0 and by["What"]["em_refined"] == 1.0 and by["How"]["em_at_1"] == 1.0
     b = out["breakdown"]
-    assert (b["n_items"], b["n_missing"], b["normalize"], b["tokenizer"]) == (4, 1, "scanqa_clean", "whitespace")
+    assert (b["n_items"], b["n_missing"], b["normalize"], b["tokenizer"]) == (4, 1, "chatscene", "whitespace")
     assert out["coverage"] == 0.75
     assert [r["value"] for r in out["item_scores"]] == [0.0, 1.0, 0.0, 0.0]
     assert (out["scores"]["em_at_1"]["value"], out["scores"]["em_refined"]["value"]) == (0.25, 0.75)
@@ -534,7 +571,7 @@ def test_answers_and_references_use_the_tokenizer() -> None:
 
 def test_qa_token_cap_is_128_tokens() -> None:
     """128 tokens are accepted; 129 in a reference raise at that reference."""
-    assert qa([["x " * 128]], ["x " * 128], tokenizer="whitespace")["scores"]["em_at_1"]["value"] == 1.0
+    assert qa([["x " * 128]], ["x " * 128], tokenizer="whitespace", normalize="none")["scores"]["em_at_1"]["value"] == 1
     with pytest.raises(InvalidInput) as err:
         qa([["red"], ["blue", "x " * 129]], ["red", "blue"], tokenizer="whitespace")
     assert err.value.loc == ("answer_key", "items", 1, "refs", 1)
@@ -547,15 +584,27 @@ def test_qa_cost_counts_characters() -> None:
     assert Q.cost(keys, preds, Q.Params()) == 3 + 3 + 10 + 2
 
 
-def test_caption_wrapping_rule() -> None:
-    """Wrapped unless the tokens already start with 'sos' and end with 'eos' (two tokens at least)."""
-    assert D._wrapped(["sos", "eos"], True) == ["sos", "eos"]
-    assert D._wrapped(["sos", "a", "eos"], True) == ["sos", "a", "eos"]
-    assert D._wrapped(["sos"], True) == ["sos", "sos", "eos"]
-    assert D._wrapped(["sos", "a"], True) == ["sos", "sos", "a", "eos"]
-    assert D._wrapped(["a", "eos"], True) == ["sos", "a", "eos", "eos"]
-    assert D._wrapped([], True) == ["sos", "eos"]
-    assert D._wrapped(["a"], False) == ["a"]
+@pytest.mark.parametrize(
+    ("caption", "tokens"),
+    [
+        ("sos eos", "sos eos"),
+        ("SOS a eos.", "sos a eos"),
+        ("sos", "sos sos eos"),
+        ("sos a", "sos sos a eos"),
+        ("a eos", "sos a eos eos"),
+        ("", "sos eos"),
+        ("(a) chair", "sos -lrb- a -rrb- chair eos"),
+        ('"Sos chair eos"', "sos chair eos"),
+        ("sos, eos", "sos eos"),
+        ("sosa eos", "sos sosa eos eos"),
+    ],
+)
+def test_caption_wrapping_rule(caption: str, tokens: str) -> None:
+    """Wrapped unless the first and last of two words or more are 'sos' and 'eos' (case and punctuation around
+    them ignored); wrap off leaves the tokens as they are."""
+    assert D._tokens([caption], [("c",)], D.Params(n_resamples=0))[0] == [tokens.split()]
+    bare = D._tokens([caption], [("c",)], D.Params(n_resamples=0, wrap=False))[0]
+    assert bare == [ptb_tokens(caption)]
 
 
 def test_densecap_without_wrapping() -> None:
@@ -606,7 +655,8 @@ def test_densecap_intervals_and_breakdown() -> None:
         assert out["item_metrics"][f"bleu_4_at_{suffix}"] == pytest.approx(text["bleu_4_items"], rel=1e-12, abs=0)
     assert out["breakdown"]["n_missing"] == 1 and out["breakdown"]["n_objects"] == 3
     assert out["breakdown"]["tokenizer"] == "ptb_approx" and out["reconstructed"] == []
-    assert out["breakdown"]["meteor"] == {"value": None, "reason": METEOR_REASON} and "Java" in METEOR_REASON
+    off = {"value": None, "reason": "meteor=false"}
+    assert out["breakdown"]["meteor"] == {"0_25": off, "0_5": off}
     assert "meteor_at_0_5" not in out["scores"]
     assert out["coverage"] == pytest.approx(2 / 3)
     assert [r["value"] for r in out["item_scores"]] == out["item_metrics"]["cider_at_0_5"]
@@ -685,3 +735,62 @@ def test_graded_metric_intervals_are_seeded_bootstraps() -> None:
 def test_a_newline_separates_caption_words() -> None:
     with_newline = densecap({"o1": ("a brown\nchair", UNIT)})
     assert with_newline["scores"] == densecap({"o1": ("a brown chair", UNIT)})["scores"]
+
+
+NORMALIZE_FIXTURE = Path(__file__).parent / "fixtures" / "scene3d_qa_normalize.json"
+
+
+@pytest.mark.parametrize("mode", ["chatscene", "scanqa_clean", "leo"])
+def test_normalize_modes_equal_their_upstream_code(mode: str) -> None:
+    """62 answers against their references: EM, refined EM and the texts handed to the caption metrics (after the
+    newline-to-space and strip that precede tokenisation) are those Chat-Scene (475e106, ScanQA and SQA3D paths)
+    and LEO (567f2d8) compute, run once on these cases into the fixture."""
+    cases = json.loads(NORMALIZE_FIXTURE.read_text())["cases"]
+    keys = [Q.AnswerKeyItem(item_id=f"q{k:02d}", refs=c["refs"]) for k, c in enumerate(cases)]
+    preds = [Q.PredictionItem(item_id=f"q{k:02d}", pred=c["pred"]) for k, c in enumerate(cases)]
+    params = Q.Params(n_resamples=0, normalize=mode)
+    out = Q.score(keys, preds, params)
+    expected = [c["expected"][mode] for c in cases]
+    assert out["item_metrics"]["em_at_1"] == [float(e["em"][0]) for e in expected]
+    assert out["item_metrics"]["em_refined"] == [float(e["em"][1]) for e in expected]
+    _, _, texts, refs, _ = Q._texts(keys, preds, params)
+
+    def prepared(text: str) -> str:
+        return text.replace("\n", " ").strip()
+
+    assert [prepared(t) for t in texts] == [prepared(e["pred"]) for e in expected]
+    assert [[prepared(r) for r in rs] for rs in refs] == [[prepared(r) for r in e["refs"]] for e in expected]
+
+
+def test_scanqa_clean_differs_from_chatscene_and_leo_where_upstream_does() -> None:
+    """Chat-Scene's current ScanQA path compares with the raw references ('2' is not 'two'); LEO's match takes the
+    first reference that decides ('chair' in 'brown chair' before the equal 'chair'); LEO's cleaning keeps the
+    space left by a removed period ('red .' → 'red ', not 'red')."""
+    refs, preds = [["2"], ["brown chair", "chair"], ["red"]], ["Two.", "chair", "red ."]
+    em = {m: qa(refs, preds, normalize=m)["item_metrics"]["em_at_1"] for m in ("chatscene", "scanqa_clean", "leo")}
+    assert em == {"chatscene": [0.0, 1.0, 1.0], "scanqa_clean": [1.0, 1.0, 1.0], "leo": [1.0, 0.0, 0.0]}
+    assert Q.answer_match_leo("", ["red"]) == (0, 1) and Q.answer_match("", ["red"]) == (0, 0)
+
+
+def test_conventions_name_the_upstreams() -> None:
+    """The catalog lists normalize (default chatscene) and tokenizer for QA, op and tokenizer for Scan2Cap."""
+    qa_conv = {c.param: c for c in Q.SPEC.conventions}
+    assert qa_conv["normalize"].default == "chatscene" == Q.Params().normalize
+    assert [o.value for o in qa_conv["normalize"].options] == ["chatscene", "scanqa_clean", "leo", "none"]
+    assert qa_conv["tokenizer"].default == "ptb_approx" == Q.Params().tokenizer
+    dc_conv = {c.param: c for c in D.SPEC.conventions}
+    assert dc_conv["op"].default == "ge" == D.Params().op and dc_conv["tokenizer"].default == D.Params().tokenizer
+    assert (Q.SPEC.version, D.SPEC.version) == ("2", "2")
+
+
+def test_meteor_param_without_java_is_null_with_the_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    """meteor=true without Java: no meteor score, the breakdown says why; the cost then counts the JVM start."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    out = qa([["red"]], ["red"], meteor=True)
+    assert "meteor" not in out["scores"] and "no java executable" in out["breakdown"]["meteor"]["reason"]
+    dc = densecap({"o1": ("a brown chair", UNIT)}, meteor=True)
+    assert all("no java executable" in m["reason"] for m in dc["breakdown"]["meteor"].values())
+    keys = [Q.AnswerKeyItem(item_id="a", refs=["red"])]
+    plain = Q.cost(keys, [], Q.Params())
+    assert Q.cost(keys, [], Q.Params(meteor=True)) == plain + Q.METEOR_START_COST + Q.METEOR_ITEM_COST
+    assert Q.cost(keys, [], Q.Params(tokenizer="ptb_java")) == plain + Q.JAVA_START_COST

@@ -1,4 +1,5 @@
-"""stakebench scorer: spec D_benchmarks_1 §3 synthetic test (V10), random-predictor range check, validation."""
+"""stakebench scorer: a synthetic test, the random-predictor range check and validation (docs/scoring.md,
+StakeBench)."""
 
 import json
 from pathlib import Path
@@ -86,7 +87,7 @@ def test_random_directional_predictor_has_chance_da():
     preds = [sb.PredictionItem(item_id=f"c{j}", side=sides[p]) for j, p in enumerate(pred)]
     da = _v(sb.score(key, preds, sb.Params()), "directed_accuracy")
     assert da == pytest.approx(float(np.mean(gold == pred)))
-    assert abs(da - 0.5) < 0.02  # §3 validation: measured 0.4981
+    assert abs(da - 0.5) < 0.02  # a random predictor: measured 0.4981
 
 
 def test_dead_band_flat_policy_and_probability_answers(items):

@@ -1,4 +1,4 @@
-"""televal scorer: spec D_benchmarks_1 §2 synthetic tests (V4, V5), Caption Trap (§2.4), validation."""
+"""televal scorer: the synthetic checks, the Caption Trap and validation (docs/scoring.md, TELEVAL)."""
 
 import json
 import time
@@ -121,7 +121,7 @@ def test_fixture_acoustic_and_modal(scored):
 
 
 def test_v4_weighted_group_means():
-    # GPT-4o-Audio Basic Knowledge (8 datasets) and Dialect Comprehension (5 datasets), §2.3 validation
+    # GPT-4o-Audio Basic Knowledge (8 datasets) and Dialect Comprehension (5 datasets), the published rows
     bk = televal.weighted_mean(
         [80.67, 68.33, 73.60, 58.54, 61.35, 50.77, 34.49, 55.45], [300, 300, 837, 837, 1938, 1938, 2668, 827]
     )
@@ -148,7 +148,7 @@ def test_groups_and_overall_formulas(items, scored):
 
 def test_caption_trap_rate(scored):
     s = scored["scores"]["caption_trap_rate"]
-    assert s["value"] == pytest.approx(0.30) and s["n"] == 10  # §2.4 flags [1,0,1,0,0,0,0,0,1,0]
+    assert s["value"] == pytest.approx(0.30) and s["n"] == 10  # Caption Trap flags [1,0,1,0,0,0,0,0,1,0]
     assert (s["ci_low"], s["ci_high"]) == pytest.approx((0.108, 0.603), abs=5e-4)
     trap = scored["breakdown"]["caption_trap"]
     assert trap["conditional_rate"] == pytest.approx(3 / 7)  # 4 unflagged replies scored >= 4

@@ -219,8 +219,12 @@ def test_prediction_order_and_missing_first_case() -> None:
         "n_missing": 1,
         "n_hd95": 1,
         "n_hd95_empty_mask": 1,
+        "n_nsd": 2,
         "hd95_requested": True,
         "threshold": 0.5,
+        "surface_convention": "medpy",
+        "empty_cases": "exclude",
+        "nsd_tolerance": 1.0,
         "bootstrap": {"seed": 0, "n_resamples": 0, "confidence": 0.95},
         "conventions": None,
     }
@@ -233,9 +237,16 @@ def test_breakdown_states_its_conventions() -> None:
     assert (b["hd95_requested"], b["n_hd95"], b["n_hd95_empty_mask"], b["n_missing"]) == (False, 0, 0, 0)
     assert b["conventions"] == {
         "missing_prediction": "scored as an empty mask",
-        "both_empty": "iou 0 (U-Bench), dice 1 (medpy dc), se = pc = f1 = 0, hd95 null",
-        "hd95": "95th percentile of both directed surface distance sets; surfaces by one cross erosion",
+        "empty_mask": "both empty: iou 0, dice 1, se = pc = f1 = 0; hd95 and assd null when a mask is empty, nsd "
+        "null when both are",
+        "hd95": "95th percentile of both directed surface distance sets pooled (medpy hd95)",
+        "assd": "mean of both directed surface distance sets pooled (medpy assd, MONAI symmetric ASD)",
+        "nsd": "share of both surfaces within nsd_tolerance of the other (MONAI compute_surface_dice)",
     }
+    monai = run(*fixture_items(), n_resamples=0, surface_convention="monai", empty_cases="synapse")
+    rules = monai["breakdown"]["conventions"]
+    assert rules["hd95"] == "larger of the two directed 95th percentiles (MONAI compute_hausdorff_distance)"
+    assert rules["empty_mask"].startswith("U-Bench Synapse path")
 
 
 def test_every_interval_is_the_bootstrap_of_the_case_values() -> None:

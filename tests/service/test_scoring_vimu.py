@@ -1,4 +1,4 @@
-"""vimu scorer: spec D_benchmarks_1 §1 synthetic test (V2), published rows (V1), chance (V3), validation."""
+"""vimu scorer: a synthetic test, the published rows, chance and validation (docs/scoring.md, ViMU)."""
 
 import itertools
 import json

@@ -1,4 +1,4 @@
-"""Shared statistics (service/stats): spec D_benchmarks_1 §0, §4 and checks V6-V11."""
+"""Shared statistics (service/stats): the checks of docs/scoring.md, "Shared statistics (`service/stats/`)"."""
 
 import itertools
 import math
@@ -46,11 +46,11 @@ def _log_pmf_dp(p: np.ndarray) -> np.ndarray:
 
 
 def test_z_value_at_95_percent():
-    assert z_value(0.95) == pytest.approx(1.959964, abs=1e-6)  # §0: z = 1.959964
+    assert z_value(0.95) == pytest.approx(1.959964, abs=1e-6)  # docs/scoring.md: z = 1.959964
 
 
 def test_wilson_v6_boundaries_are_clamped():
-    # V6: 10/10 = [0.7225, 1], 0/10 = [0, 0.2775] (4 decimals in the spec)
+    # docs/scoring.md: 10/10 = [0.7225, 1], 0/10 = [0, 0.2775] (4 decimals)
     low, high = wilson(10, 10)
     assert low == pytest.approx(0.7225, abs=5e-5) and high == 1.0
     low, high = wilson(0, 10)
@@ -58,9 +58,9 @@ def test_wilson_v6_boundaries_are_clamped():
 
 
 def test_wilson_spec_examples():
-    assert wilson(6, 10) == pytest.approx((0.3127, 0.8318), abs=5e-5)  # §4 synthetic
-    assert wilson(3, 10) == pytest.approx((0.108, 0.603), abs=5e-4)  # §2.4 Caption Trap
-    assert wilson(122, 200) == pytest.approx((0.541, 0.675), abs=5e-4)  # §4 scale check (61%, n=200)
+    assert wilson(6, 10) == pytest.approx((0.3127, 0.8318), abs=5e-5)  # docs/scoring.md: the synthetic film set
+    assert wilson(3, 10) == pytest.approx((0.108, 0.603), abs=5e-4)  # docs/scoring.md: TELEVAL's Caption Trap figure
+    assert wilson(122, 200) == pytest.approx((0.541, 0.675), abs=5e-4)  # docs/scoring.md: 61 % of n = 200
 
 
 def test_wilson_contains_estimate_and_stays_in_unit_interval():
@@ -83,7 +83,7 @@ def test_wilson_rejects_bad_counts():
 
 def test_standard_errors_v11_and_binomial_form():
     assert mean_stderr([1] * 7 + [0] * 3) == pytest.approx(0.152753, abs=1e-6)  # V11
-    assert float(binomial_se(6, 10)) == pytest.approx(0.15492, abs=5e-6)  # §4: iid sqrt(p(1-p)/n)
+    assert float(binomial_se(6, 10)) == pytest.approx(0.15492, abs=5e-6)  # docs/scoring.md: iid sqrt(p(1-p)/n)
     with pytest.raises(Degenerate):
         mean_stderr([1.0])
 
@@ -175,7 +175,7 @@ def test_cluster_robust_se_with_singleton_clusters_is_the_hc1_form():
 
 
 def test_mcnemar_exact_spec_value_and_symmetry():
-    assert mcnemar_exact(12, 4) == pytest.approx(0.0768, abs=5e-5)  # §4
+    assert mcnemar_exact(12, 4) == pytest.approx(0.0768, abs=5e-5)  # docs/scoring.md
     assert mcnemar_exact(4, 12) == mcnemar_exact(12, 4)
     assert mcnemar_exact(0, 0) == 1.0
     a = np.array([1] * 12 + [0] * 4 + [1] * 5)

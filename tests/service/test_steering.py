@@ -418,3 +418,14 @@ def test_npy_references_inside_grads_and_losses_resolve_through_the_api(client: 
     r = client.post("/v1/estimators/steering.gradient_signature", json=bad)
     assert r.status_code == 422
     assert r.json()["errors"][0]["loc"] == ["body", "grads", "base"]
+
+
+def test_persona_vector_reports_its_shape_from_unequal_groups() -> None:
+    """3 trait-positive and 2 trait-negative examples of 4 layers × d = 3: the counts and layer indices come from
+    the inputs' shape (equal groups or L = d would hide a swapped axis)."""
+    rng = np.random.default_rng(2)
+    pos, neg = rng.normal(size=(3, 4, 3)) + 1.0, rng.normal(size=(2, 4, 3))
+    result = persona_vector(PersonaVectorParams.model_validate({"pos": pos.tolist(), "neg": neg.tolist()}), no_progress)
+    assert (result.n_pos, result.n_neg, result.num_layers, result.dim) == (3, 2, 4, 3)
+    assert [s.layer for s in result.layers] == [0, 1, 2, 3]
+    np.testing.assert_allclose(result.vectors, pos.mean(axis=0) - neg.mean(axis=0), rtol=1e-12)

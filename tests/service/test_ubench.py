@@ -10,7 +10,7 @@ from scipy.ndimage import binary_erosion, gaussian_filter, generate_binary_struc
 
 from service.errors import Cancelled, Degenerate, InvalidInput
 from service.estimators import ubench as U
-from service.estimators.ubench_masks import hd95, surface_distances
+from service.estimators.ubench_masks import directed_surface_distances, surface_metrics
 from service.estimators.ubench_plots import friedman_plot, seg_metrics_plot
 from service.estimators.ubench_stats import p_bin
 from service.registry import ESTIMATORS, no_progress
@@ -38,6 +38,10 @@ def uscore(**kw: object) -> U.UScoreResult:
 
 def paired(**kw: object) -> U.PairedResult:
     return U.paired_fn(U.PairedParams(**kw), no_progress)
+
+
+def hd95(pred: np.ndarray, gt: np.ndarray, spacing: list[float]) -> float | None:
+    return surface_metrics(pred, gt, spacing, "medpy", 1.0)["hd95"]
 
 
 def brute_hd95(pred: np.ndarray, gt: np.ndarray, spacing: list[float]) -> float:
@@ -77,7 +81,7 @@ def test_square_fixture_with_spacing() -> None:
     result = seg(pred=[pred], gt=[gt], spacing=[0.5, 2.0])
     assert result.cases[0].hd95 == 0.5
     assert result.spacing == [0.5, 2.0]
-    d = surface_distances(np.array(pred, bool), np.array(gt, bool), [0.5, 2.0])
+    d = np.concatenate(directed_surface_distances(np.array(pred, bool), np.array(gt, bool), [0.5, 2.0]))
     assert sorted(d.tolist()) == [0.0] * 12 + [0.5] * 12
 
 
@@ -111,7 +115,7 @@ def test_hd95_matches_medpy_where_installed() -> None:
 
 
 def test_empty_masks_conventions() -> None:
-    """Empty gt: hd95 null (empty_mask); both empty: IoU 0 (U-Bench), Dice 1 (medpy dc), SE = PC = 0."""
+    """Empty gt: hd95 null (empty_mask); both empty (empty_cases 'exclude'): IoU 0 (U-Bench), Dice 1, SE = PC = 0."""
     empty = [[0, 0], [0, 0]]
     one = [[1, 0], [0, 0]]
     both, gt_empty = seg(pred=[empty, one], gt=[empty, empty]).cases

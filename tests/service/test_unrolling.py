@@ -20,9 +20,9 @@ from service.registry import no_progress
 
 
 def spec_ridge(theta: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """The spec's set-up: n = 200, p = 50, XᵀX with 45 eigenvalues evenly in [0.9, 1] and 5 geomspaced in
-    [0.01, 0.5] (X = U diag(√s) Vᵀ, U and V from QR of Gaussian matrices), y = Xw + 0.01ξ, seed 0, drawn in this
-    order; returns H = XᵀX + θI and b = Xᵀy."""
+    """The reference set-up (docs/unrolling.md, "Validation against the measured figures"): n = 200, p = 50, XᵀX
+    with 45 eigenvalues evenly in [0.9, 1] and 5 geomspaced in [0.01, 0.5] (X = U diag(√s) Vᵀ, U and V from QR of
+    Gaussian matrices), y = Xw + 0.01ξ, seed 0, drawn in this order; returns H = XᵀX + θI and b = Xᵀy."""
     rng = np.random.default_rng(0)
     s = np.concatenate([np.linspace(0.9, 1.0, 45), np.geomspace(0.01, 0.5, 5)])
     u, _ = np.linalg.qr(rng.standard_normal((200, 50)))
@@ -34,7 +34,7 @@ def spec_ridge(theta: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
 
 @pytest.fixture(scope="module")
 def quad() -> dict[str, list]:
-    """The spec's ridge problem at θ = 0 as a quadratic (∂H = I, ∂b = 0): θ = 0 is outside the ridge kind."""
+    """The reference's ridge problem at θ = 0 as a quadratic (∂H = I, ∂b = 0): θ = 0 is outside the ridge kind."""
     h, b = spec_ridge()
     return {"kind": "quadratic", "h": h.tolist(), "dh": np.eye(50).tolist(), "b": b.tolist(), "db": [0.0] * 50}
 
@@ -182,7 +182,8 @@ def test_implicit_baseline(quad: dict) -> None:
         assert res.implicit_error <= np.linalg.norm(x - x_star) / res.mu / np.linalg.norm(j_star)
         errs.append(res.implicit_error)
         assert res.implicit_error < res.curves[0].rel_error_at_K  # implicit beats unrolling at the same x_K
-    # Ours: 0.121 / 0.0167 / 6.1e-6; the spec's second set-up (construction not given) reports 6.3e-2 / 5.8e-3 /
+    # Ours: 0.121 / 0.0167 / 6.1e-6; the reference's second set-up (docs/unrolling.md, construction not given)
+    # reports 6.3e-2 / 5.8e-3 /
     # 7.6e-7. Monotone in K (no bump), decaying at about ρ^K, ρ = (κ − 1)/(κ + 1).
     assert errs == pytest.approx([0.121, 0.0167, 6.07e-6], rel=0.01)
     assert errs[2] / errs[1] == pytest.approx((49.5 / 51.5) ** 200, rel=0.05)
