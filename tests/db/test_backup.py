@@ -6,17 +6,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from api.app import create_app
 from db.base import Base
 from db.engine import make_single_engine
 from db.migrate import upgrade
 from scripts.backup import snapshot, to_postgres
 from tests import support_estimators
-from tests.api.test_arrays import NPY, npy
 from tests.conftest import create_pg_database, drop_pg_database
+from tests.factories import NPY, npy, serving
 from usecases.settings import Settings
 
 NAME = support_estimators.NAME
@@ -35,12 +33,11 @@ def app_settings(url: str, tmp_path: Path) -> Settings:
 
 
 @pytest.fixture
-def populated(tmp_path: Path):
+def populated(tmp_path: Path, test_estimator: str):
     """A SQLite store with runs, a job, an uploaded array and API keys, written through the API."""
     url = f"sqlite:///{tmp_path / 'live.db'}"
     upgrade(url)
-    support_estimators.register()
-    with TestClient(create_app(app_settings(url, tmp_path)), raise_server_exceptions=False) as c:
+    with serving(app_settings(url, tmp_path)) as c:
         ids = [c.post(f"/v1/estimators/{NAME}", json={"values": [100 + i]}).json()["id"] for i in range(30)]
         c.post("/v1/jobs", json={"kind": "estimator", "name": NAME, "params": {"values": [99]}})
         c.post("/v1/arrays", content=npy(np.arange(5.0)), headers=NPY)
@@ -50,7 +47,6 @@ def populated(tmp_path: Path):
             headers={"X-API-Key": "ek_admin_backup_key"},
         )
         yield url, c, ids
-    support_estimators.unregister()
 
 
 def counts(url: str) -> dict[str, int]:
@@ -84,7 +80,7 @@ def test_snapshot_of_a_live_store_restores(populated, tmp_path: Path) -> None:
     assert sqlite3.connect(dest).execute("PRAGMA integrity_check").fetchone() == ("ok",)
     restored = tmp_path / "restored.db"
     restored.write_bytes(dest.read_bytes())
-    with TestClient(create_app(app_settings(f"sqlite:///{restored}", tmp_path)), raise_server_exceptions=False) as c:
+    with serving(app_settings(f"sqlite:///{restored}", tmp_path)) as c:
         for run_id in ids:
             assert c.get(f"/v1/runs/{run_id}").status_code == 200
         assert len(c.get("/v1/jobs").json()["items"]) == 1
@@ -99,7 +95,7 @@ def test_copy_sqlite_store_into_postgres(populated, postgres_server_url: str, tm
         copied = to_postgres(url, target, chunk=7)
         assert copied == {k: v for k, v in counts(url).items()} == counts(target)
         assert copied["run"] == 31 and copied["array_blob"] == 1 and copied["job"] == 1
-        with TestClient(create_app(app_settings(target, tmp_path)), raise_server_exceptions=False) as c:
+        with serving(app_settings(target, tmp_path)) as c:
             assert all(c.get(f"/v1/runs/{i}").status_code == 200 for i in ids)
             first = c.get(f"/v1/runs/{ids[0]}").json()
             assert first["result"] == {"total": 100.0, "n": 1, "steps": 1}
