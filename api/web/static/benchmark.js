@@ -161,7 +161,8 @@ function setupSubmitForm(box, reload) {
       const made = await response.json();
       const score = made.scores[box.dataset.metric];
       const value = score ? fourDigits(score.value) : "—";
-      status.textContent = `submitted ${made.model}: public ${box.dataset.metric} ${value}`;
+      const late = made.late ? " (late: stored, never ranked)" : "";
+      status.textContent = `submitted ${made.model}${late}: public ${box.dataset.metric} ${value}`;
       form.elements.file.value = "";
       reload();
       return;
@@ -209,7 +210,12 @@ async function showSubmissions(box, owner) {
   body.replaceChildren(
     ...subs.map((s) => {
       const tr = el("tr", undefined, { "data-submission": s.id });
-      const flags = [s.withdrawn_at ? "withdrawn" : "", s.baseline ? "baseline" : "", s.public ? "" : "not public"];
+      const flags = [
+        s.withdrawn_at ? "withdrawn" : "",
+        s.baseline ? "baseline" : "",
+        s.public ? "" : "not public",
+        s.late ? "late (unranked)" : "",
+      ];
       tr.append(
         el("td", s.submitted_at),
         el("td", s.model, { class: "model" }),
@@ -409,7 +415,7 @@ function setupInvite(box) {
 function setupChallenge(box) {
   let owner = false;
   const reload = async () => {
-    await showSubmissions(box, owner);
+    await Promise.all([showSubmissions(box, owner), refreshPhases()]);
     if (owner) await showAudit(box);
     box.dataset.ready = String(Number(box.dataset.ready || 0) + 1);
   };
@@ -448,39 +454,134 @@ function durationText(ms) {
   return `${d ? `${d} d ` : ""}${h} h ${m} min ${s} s`;
 }
 
-// A phase's status now (its times against this browser's clock) with the countdown to its next edge.
+const PHASE_ORDER = { upcoming: 0, open: 1, ended: 2 };
+
+// A phase's status now: its times against this browser's clock, or the server's status at the last read when that
+// is further on; with the countdown to its next edge.
 function phaseStatus(phase, now) {
   const starts = Date.parse(phase.starts_at);
   const ends = Date.parse(phase.ends_at);
-  if (now < starts) return { status: "upcoming", text: `upcoming · starts in ${durationText(starts - now)}` };
-  if (now < ends) return { status: "open", text: `open · ends in ${durationText(ends - now)}` };
-  return { status: "ended", text: phase.frozen_at ? "ended · board frozen" : "ended" };
+  const here = now < starts ? "upcoming" : now < ends ? "open" : "ended";
+  const status = PHASE_ORDER[phase.status] > PHASE_ORDER[here] ? phase.status : here;
+  if (status === "upcoming") return { status, text: `upcoming · starts in ${durationText(starts - now)}` };
+  if (status === "open") return { status, text: `open · ends in ${durationText(ends - now)}` };
+  return { status, text: phase.frozen_at ? `ended · frozen at ${phase.frozen_at}` : "ended" };
 }
 
-async function setupPhases(box) {
-  const response = await fetch(`/v1/benchmarks/${encodeURIComponent(box.dataset.benchmark)}/phases`);
-  if (!response.ok) return;
-  const phases = (await response.json()).items;
-  box.hidden = phases.length === 0;
-  const cells = phases.map((phase) => {
-    const tr = el("tr", undefined, { "data-phase": phase.id });
-    const status = el("td", undefined, { class: "phase-status" });
-    const board = phase.leaderboard_visibility === "public" ? "public" : "hidden until the end";
-    tr.append(el("td", phase.name), el("td", phase.starts_at), el("td", phase.ends_at), status, el("td", board));
-    document.querySelector("#phases tbody").append(tr);
-    return { phase, tr, status };
-  });
+// Every split the phase shows, read with the tab's key: { state, text, boards } where state is "upcoming" (not
+// read), "live" (open), "frozen" (ended: the stored snapshot), "hidden" (a hidden_until_end phase before its end,
+// for anyone but its owners) or "error".
+async function phaseBoards(benchmark, phase) {
+  if (phase.status === "upcoming") {
+    return { state: "upcoming", text: `the board opens with the phase, at ${phase.starts_at}`, boards: [] };
+  }
+  const url = `/v1/benchmarks/${benchmark}/phases/${encodeURIComponent(phase.id)}/leaderboard`;
+  const responses = await Promise.all(
+    phase.splits.map((split) => apiFetch(`${url}?${new URLSearchParams({ split, limit: "100" })}`)),
+  );
+  if (responses.some((r) => r.status === 403)) {
+    const text = `hidden until its end, ${phase.ends_at}: only the benchmark's owners see it before then`;
+    return { state: "hidden", text, boards: [] };
+  }
+  const failed = responses.find((r) => !r.ok);
+  if (failed) return { state: "error", text: (await problemOf(failed)).text, boards: [] };
+  const boards = await Promise.all(responses.map((r) => r.json()));
+  const frozen = boards[0].frozen_at;
+  if (frozen) {
+    const text = `frozen at ${frozen} (answer key v${boards[0].answer_key_version}): the board as it was at the ` +
+      `end, ${phase.ends_at}`;
+    return { state: "frozen", text, boards };
+  }
+  const hidden = phase.leaderboard_visibility === "hidden_until_end";
+  const until = hidden ? "; hidden from all but the owners until then" : "";
+  return { state: "live", text: `live: ranked on each read until the end, ${phase.ends_at}${until}`, boards };
+}
+
+// One split of a phase's board: the benchmark board's columns, or a line when it has no rows.
+function phaseSplit(board) {
+  const wrap = el("div", undefined, { class: "phase-split", "data-split": board.split });
+  wrap.append(el("h4", `${board.split} split`));
+  if (!board.items.length) {
+    wrap.append(el("p", "no submissions on this split", { class: "meta" }));
+    return wrap;
+  }
+  const table = el("table");
+  const head = el("tr");
+  for (const name of ["Rank", "Model", board.metric, "95% interval", "n", "Key", "Submitted", "Participant"]) {
+    head.append(el("th", name));
+  }
+  table.append(el("thead"), el("tbody"));
+  table.tHead.append(head);
+  for (const r of board.items) table.tBodies[0].append(boardRow(r, board.metric));
+  wrap.append(table);
+  if (board.next_cursor) wrap.append(el("p", `the first ${board.items.length} rows`, { class: "meta" }));
+  return wrap;
+}
+
+function phaseSection(phase, found) {
+  const section = el("section", undefined, { class: "phase-board", "data-phase": phase.id, "data-state": found.state });
+  const late = phase.late_submissions === "accept"
+    ? "late submissions: accepted after its end until the next phase, stored as late and never ranked"
+    : "late submissions: refused after its end";
+  section.append(
+    el("h3", `${phase.name}: board`),
+    el("p", found.text, { class: "meta phase-board-state" }),
+    el("p", late, { class: "meta phase-late" }),
+    ...found.boards.map(phaseSplit),
+  );
+  return section;
+}
+
+let refreshPhases = async () => {};
+
+// The phases table (counting down each second) and each phase's board; read again when a phase starts or ends in
+// this browser's clock, when the key changes and after a submission from this page.
+function setupPhases(box) {
+  const benchmark = encodeURIComponent(box.dataset.benchmark);
+  let cells = [];
+  let loads = 0;
+  let retry = null;
+  const load = async () => {
+    const mine = ++loads;
+    const response = await fetch(`/v1/benchmarks/${benchmark}/phases`);
+    if (!response.ok || mine !== loads) return;
+    const phases = (await response.json()).items;
+    const found = await Promise.all(phases.map((phase) => phaseBoards(benchmark, phase)));
+    if (mine !== loads) return;
+    box.hidden = phases.length === 0;
+    cells = phases.map((phase) => {
+      const tr = el("tr", undefined, { "data-phase": phase.id });
+      const status = el("td", undefined, { class: "phase-status" });
+      const board = phase.leaderboard_visibility === "public" ? "public" : "hidden until the end";
+      const late = phase.late_submissions === "accept" ? "accepted (unranked)" : "refused";
+      tr.append(el("td", phase.name), el("td", phase.starts_at), el("td", phase.ends_at), status);
+      tr.append(el("td", board), el("td", late));
+      return { phase, tr, status, shown: null };
+    });
+    document.querySelector("#phases tbody").replaceChildren(...cells.map((c) => c.tr));
+    document.getElementById("phase-boards").replaceChildren(...phases.map((p, i) => phaseSection(p, found[i])));
+    tick();
+    // this browser's clock ahead of the server's: read again until the server agrees
+    clearTimeout(retry);
+    if (cells.some((c) => PHASE_ORDER[c.shown] > PHASE_ORDER[c.phase.status])) retry = setTimeout(load, 5000);
+  };
   const tick = () => {
     const now = Date.now();
-    for (const { phase, tr, status } of cells) {
-      const found = phaseStatus(phase, now);
-      status.textContent = found.text;
-      tr.dataset.status = found.status;
-      tr.classList.toggle("open", found.status === "open");
+    let moved = false;
+    for (const cell of cells) {
+      const found = phaseStatus(cell.phase, now);
+      moved = moved || (cell.shown !== null && cell.shown !== found.status);
+      cell.shown = found.status;
+      cell.status.textContent = found.text;
+      cell.tr.dataset.status = found.status;
+      cell.tr.classList.toggle("open", found.status === "open");
     }
+    if (moved) load();
   };
-  tick();
-  if (cells.length) setInterval(tick, 1000);
+  refreshPhases = load;
+  onKeyChange(load);
+  setInterval(tick, 1000);
+  return load();
 }
 
 const phasesBox = document.getElementById("phases-box");
