@@ -1,0 +1,378 @@
+"""MOEA/D on OneMinMax: the checks written for the survivors of the second wave's mutation run (docs/testing.md).
+
+The plot and overlay tests draw a hand-made result, so every drawn number is known in advance; the simulator tests
+compare with exact values computed here by hand or by brute force over the bit strings."""
+
+import itertools
+import math
+from collections import defaultdict
+from functools import cache
+
+import numpy as np
+import pytest
+from scipy.stats import chisquare
+
+from service.errors import Degenerate, InvalidInput
+from service.estimators.moead import (
+    OmmRuntimeParams,
+    OmmScalingParams,
+    OmmScalingPoint,
+    OmmScalingResult,
+    omm_runtime,
+    omm_scaling,
+    runtime_cost,
+    scaling_cost,
+    scaling_curves,
+    scaling_plot,
+)
+from service.estimators.moead_sim import _archive_batch, _neighbourhoods, omm_runtimes
+from service.plot_overlay import Curve, Curves
+from service.registry import no_progress
+
+
+def hand_result(ns: list[int], means: list[float], ses: list[float | None]) -> OmmScalingResult:
+    """A scaling result with chosen means, standard errors and slope CI (the other fields are not drawn)."""
+    points = [
+        OmmScalingPoint(
+            n=n,
+            max_evals=10**6,
+            finished=30,
+            unfinished=0,
+            mean=m,
+            sd=None if se is None else se * math.sqrt(30),
+            se=se,
+            median=m,
+            evals_over_n2=m / n**2,
+            evals_over_n2_log_n=m / (n**2 * math.log(n)),
+        )
+        for n, m, se in zip(ns, means, ses, strict=True)
+    ]
+    return OmmScalingResult(
+        points=points,
+        slope=2.034,
+        slope_ci_low=1.9049,
+        slope_ci_high=2.1751,
+        slope_log_adjusted=1.5,
+        slope_log_adjusted_ci_low=1.4,
+        slope_log_adjusted_ci_high=1.6,
+        ci_level=0.95,
+        bootstrap=2000,
+        warnings=[],
+        reconstructed=[],
+    )
+
+
+def test_scaling_plot_draws_each_mean_with_its_1_96_se_bar_and_the_ols_power_law() -> None:
+    ns, means, ses = [4, 16, 64], [40.0, 900.0, 9000.0], [5.0, None, 120.0]
+    fig = scaling_plot(hand_result(ns, means, ses))
+    ax = fig.axes[0]
+    assert tuple(fig.get_size_inches()) == (6.0, 4.0)
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("n", "evaluations to cover the Pareto front")
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+
+    markers = ax.lines[0]
+    assert (markers.get_marker(), markers.get_linestyle()) == ("o", "None")  # points only, not joined
+    assert list(markers.get_xdata()) == ns and list(markers.get_ydata()) == means
+    # the error bars: mean ± 1.96·se, none where se is null
+    bars = ax.containers[0].lines[2][0].get_segments()
+    half = [(seg[1][1] - seg[0][1]) / 2 for seg in bars]
+    assert half == pytest.approx([1.96 * 5.0, 0.0, 1.96 * 120.0], rel=1e-12, abs=0)
+    assert [(seg[0][1] + seg[1][1]) / 2 for seg in bars] == pytest.approx(means, rel=1e-12)
+
+    # the fitted line: exp(a + b ln n) with the OLS a, b of ln(mean) on ln n, written out by hand
+    x, y = [math.log(n) for n in ns], [math.log(m) for m in means]
+    xm, ym = sum(x) / 3, sum(y) / 3
+    b = sum((xi - xm) * (yi - ym) for xi, yi in zip(x, y, strict=True)) / sum((xi - xm) ** 2 for xi in x)
+    a = ym - b * xm
+    fit = ax.lines[-1]
+    assert fit is not markers and fit.get_linestyle() == "-"
+    assert list(fit.get_xdata()) == ns
+    assert list(fit.get_ydata()) == pytest.approx([math.exp(a + b * xi) for xi in x], rel=1e-10)
+
+    legend = ax.get_legend()
+    assert sorted(t.get_text() for t in legend.get_texts()) == ["OLS slope 2.03 [1.90, 2.18]", "mean runtime"]
+    assert {t.get_fontsize() for t in legend.get_texts()} == {8.0}
+
+
+def test_scaling_plot_of_two_sizes_still_draws_the_fitted_line() -> None:
+    """The smallest grid a scaling run accepts has two sizes: the line through both means is drawn."""
+    ax = scaling_plot(hand_result([8, 32], [100.0, 1700.0], [4.0, 30.0])).axes[0]
+    fit = ax.lines[-1]
+    assert fit is not ax.lines[0]
+    assert list(fit.get_ydata()) == pytest.approx([100.0, 1700.0], rel=1e-12)  # two points: the line is exact
+
+
+def test_scaling_curves_are_the_plotted_means_on_log_log_axes() -> None:
+    result = hand_result([4, 16, 64], [40.0, 900.0, 9000.0], [5.0, None, 120.0])
+    assert scaling_curves(result) == Curves(
+        "n",
+        "evaluations to cover the Pareto front",
+        (Curve("mean runtime", [4, 16, 64], [40.0, 900.0, 9000.0]),),
+        x_log=True,
+        y_log=True,
+    )
+
+
+def test_scaling_cost_uses_the_grids_evaluation_factor() -> None:
+    """Each n is priced at its cap ceil(factor·n²·ln n), the factor of the params, not the default 50."""
+    grid = OmmScalingParams(ns=[16, 32], r=1, reps=30, max_evals_factor=10.0)
+    expected = sum(
+        runtime_cost(OmmRuntimeParams(n=n, r=1, reps=30, max_evals=math.ceil(10.0 * n * n * math.log(n))))
+        for n in (16, 32)
+    )
+    assert scaling_cost(grid) == pytest.approx(expected, rel=1e-12)
+
+
+# ---------------------------------------------------------------- the simulator against the exact law
+
+
+def mutation_law(n: int, mutation: str, beta: float) -> list[list[tuple[int, float]]]:
+    """law[k]: the (|y|₁, probability) pairs of a mutant of x = 1^k 0^(n−k), by enumerating the flipped bits."""
+    law = []
+    for k in range(n + 1):
+        out: dict[int, float] = defaultdict(float)
+        if mutation == "standard_bit":  # every subset of bits, each bit flipped with probability 1/n
+            for mask in itertools.product((0, 1), repeat=n):
+                m = sum(mask)
+                out[k - sum(mask[:k]) + sum(mask[k:])] += (1 / n) ** m * (1 - 1 / n) ** (n - m)
+        else:  # ℓ with probability ∝ ℓ^(−β), then each ℓ-subset of the n bits equally likely
+            z = sum(ell**-beta for ell in range(1, n + 1))
+            for ell in range(1, n + 1):
+                subsets = list(itertools.combinations(range(n), ell))
+                for s in subsets:
+                    ones = sum(1 for b in s if b < k)
+                    out[k - ones + (ell - ones)] += ell**-beta / z / len(subsets)
+        law.append(sorted(out.items()))
+    return law
+
+
+def exact_runtime_law(
+    n: int,
+    num_sub: int,
+    r: int,
+    parent: str = "own",
+    tie_rule: str = "<=",
+    scalarization: str = "tchebycheff",
+    mutation: str = "standard_bit",
+    beta: float = 1.5,
+    tail: float = 1e-7,
+) -> np.ndarray:
+    """P(runtime = t) for t = 0, 1, …: the MOEA/D of the module docstring run as a Markov chain on the states
+    (|x_0|₁, …, |x_N|₁, archive), one evaluation per transition, until less than ``tail`` of the mass is left."""
+    big_n, full = num_sub - 1, (1 << (n + 1)) - 1
+    law = mutation_law(n, mutation, beta)
+
+    def g(j: int, k: int) -> int:  # N·g_j with weights j/N and ideal point (n, n)
+        a, b = j * k, (big_n - j) * (n - k)
+        return max(a, b) if scalarization == "tchebycheff" else a + b
+
+    def takes(j: int, y: int, k: int) -> bool:
+        return g(j, y) < g(j, k) or (tie_rule == "<=" and g(j, y) == g(j, k))
+
+    @cache
+    def step(i: int, ks: tuple[int, ...], archive: int) -> tuple[tuple[object, float], ...]:
+        lo, hi = max(0, i - r), min(big_n, i + r)
+        parents = [i] if parent == "own" else list(range(lo, hi + 1))
+        out: dict[object, float] = defaultdict(float)
+        for j in parents:
+            for y, q in law[ks[j]]:
+                a = archive | (1 << y)
+                if a == full:
+                    out[None] += q / len(parents)
+                else:
+                    new = tuple(y if lo <= jj <= hi and takes(jj, y, kk) else kk for jj, kk in enumerate(ks))
+                    out[(new, a)] += q / len(parents)
+        return tuple(out.items())
+
+    p_t = [0.0]
+    dist: dict[tuple[tuple[int, ...], int], float] = {((), 0): 1.0}
+    for _ in range(num_sub):  # initialisation: N + 1 uniform strings, |x|₁ ~ Bin(n, 1/2)
+        new_dist: dict[tuple[tuple[int, ...], int], float] = defaultdict(float)
+        done = 0.0
+        for (ks, archive), p in dist.items():
+            for k in range(n + 1):
+                q = p * math.comb(n, k) / 2**n
+                if archive | (1 << k) == full:
+                    done += q
+                else:
+                    new_dist[((*ks, k), archive | (1 << k))] += q
+        dist = new_dist
+        p_t.append(done)
+    i = 0
+    while sum(dist.values()) > tail:
+        new_dist, done = defaultdict(float), 0.0
+        for state, p in dist.items():
+            for nxt, q in step(i, *state):
+                if nxt is None:
+                    done += p * q
+                else:
+                    new_dist[nxt] += p * q
+        dist = new_dist
+        p_t.append(done)
+        i = (i + 1) % num_sub
+    return np.array(p_t)
+
+
+@pytest.mark.parametrize(
+    ("n", "num_sub", "r", "variant"),
+    [
+        (3, 4, 1, {}),
+        (4, 3, 1, {}),
+        (3, 4, 2, {"tie_rule": "<"}),
+        (3, 3, 1, {"parent": "uniform", "tie_rule": "<", "scalarization": "weighted_sum"}),
+        (3, 4, 1, {"parent": "uniform", "scalarization": "weighted_sum"}),
+        (3, 2, 1, {"scalarization": "weighted_sum"}),
+        (3, 3, 0, {"mutation": "power_law", "beta": 2.0}),
+        (2, 3, 0, {"mutation": "power_law", "beta": 3.5, "scalarization": "weighted_sum"}),
+    ],
+)
+def test_runtime_law_is_the_exact_markov_chain_law(n: int, num_sub: int, r: int, variant: dict) -> None:
+    """20 000 seeded replicates against the exact law of the chain: chi-square over every runtime with at least 20
+    expected replicates (the rest pooled into the two tails) at level 10⁻³, and the mean within 4 standard errors."""
+    reps = 20_000
+    evals, _ = omm_runtimes(n, num_sub, r, reps, np.random.default_rng(11), max_evals=10**6, **variant)
+    p = exact_runtime_law(n, num_sub, r, **variant)
+    expected = p * reps
+    big = np.flatnonzero(expected >= 20)
+    lo, hi = big[0], big[-1]
+    observed = np.concatenate(
+        [[np.sum(evals <= lo)], np.bincount(evals, minlength=hi)[lo + 1 : hi], [np.sum(evals >= hi)]]
+    )
+    pooled = np.concatenate([[expected[: lo + 1].sum()], expected[lo + 1 : hi], [reps - expected[:hi].sum()]])
+    assert chisquare(observed, pooled).pvalue > 1e-3
+    t = np.arange(p.size)
+    mean, var = (p * t).sum(), (p * t**2).sum() - (p * t).sum() ** 2
+    assert abs(evals.mean() - mean) < 4 * math.sqrt(var / reps)
+
+
+def test_archive_batch_finds_each_completing_step_by_brute_force() -> None:
+    """Random batches against a step-by-step walk of each replicate's archive (a Python set)."""
+    rng = np.random.default_rng(3)
+    completed = 0
+    for _ in range(300):
+        n, width, steps = int(rng.integers(1, 6)), int(rng.integers(1, 7)), int(rng.integers(1, 9))
+        seen = rng.random((width, n + 1)) < rng.random()
+        buf = rng.integers(0, n + 1, size=(steps, width))
+        active = rng.random(width) < 0.8
+        walk = []
+        for c in range(width):
+            archive = set(np.flatnonzero(seen[c]).tolist())
+            first_full = None if len(archive) < n + 1 else -1
+            for s in range(steps):
+                archive.add(int(buf[s, c]))
+                if first_full is None and len(archive) == n + 1:
+                    first_full = s
+            walk.append((archive, first_full))
+        fresh = any(len(a) > int(seen[c].sum()) for c, (a, _) in enumerate(walk))
+        done, step = _archive_batch(buf, seen, active, np.arange(width), n)
+        expected = {c: f for c, (_, f) in enumerate(walk) if active[c] and f is not None}
+        if not fresh:  # nothing new: nothing can have completed in this batch
+            assert done.size == step.size == 0
+            continue
+        assert dict(zip(done.tolist(), step.tolist(), strict=True)) == expected
+        assert [set(np.flatnonzero(row).tolist()) for row in seen] == [a for a, _ in walk]  # merged in place
+        completed += len(expected)
+    assert completed > 50
+
+
+def test_neighbourhoods_are_the_index_windows_of_radius_r() -> None:
+    assert _neighbourhoods(5, 0) == [(0, 1), (1, 2), (2, 3), (3, 4), (4, 5)]
+    assert _neighbourhoods(5, 1) == [(0, 2), (0, 3), (1, 4), (2, 5), (3, 5)]
+    assert _neighbourhoods(4, 2) == [(0, 3), (0, 4), (0, 4), (1, 4)]
+
+
+# ---------------------------------------------------------------- omm_scaling
+
+
+def test_each_scaling_point_is_the_runtime_call_at_that_n_and_the_ci_is_the_seeded_bootstrap() -> None:
+    """A non-default variant and cap factor: every point is ``omm_runtime`` at n with n + 1 subproblems, the same
+    seed and cap ceil(factor·n²·ln n); the slope CI is the 2.5/97.5 % quantile of the OLS slopes of 2000 resampled
+    mean pairs (replicates resampled within each n from the generator seeded [seed, 1])."""
+    variant = {"r": 2, "reps": 6, "seed": 9, "parent_selection": "uniform", "tie_rule": "<"}
+    res = omm_scaling(OmmScalingParams(ns=[6, 12], max_evals_factor=20.0, **variant), no_progress)
+    samples = []
+    for n, point in zip([6, 12], res.points, strict=True):
+        cap = math.ceil(20.0 * n * n * math.log(n))
+        single = omm_runtime(OmmRuntimeParams(n=n, max_evals=cap, **variant), no_progress)
+        assert single.num_subproblems == n + 1
+        assert (point.n, point.max_evals, point.finished, point.unfinished) == (n, cap, 6, 0)
+        assert (point.mean, point.sd, point.se, point.median) == (single.mean, single.sd, single.se, single.median)
+        samples.append(np.array(single.evals, dtype=float))
+    rng = np.random.default_rng([9, 1])
+    boot = np.stack([s[rng.integers(0, s.size, size=(2000, s.size))].mean(axis=1) for s in samples])
+    x = np.log([6.0, 12.0])
+    slopes = np.diff(np.log(boot), axis=0)[0] / np.diff(x)[0]  # two points: the OLS line joins them
+    assert res.slope == pytest.approx(np.diff(np.log([p.mean for p in res.points]))[0] / np.diff(x)[0], rel=1e-12)
+    assert (res.slope_ci_low, res.slope_ci_high) == pytest.approx(tuple(np.quantile(slopes, [0.025, 0.975])), rel=1e-9)
+    assert res.warnings == []  # n + 1 subproblems at every n: no configuration note
+
+
+def test_scaling_reports_progress_inside_each_n_and_ends_with_the_fit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("service.estimators.moead_sim.PROGRESS_SECONDS", -1.0)  # report after every batch
+    calls: list[tuple[float, str]] = []
+    omm_scaling(OmmScalingParams(ns=[8, 16], reps=4), lambda f, m="": calls.append((f, m)))
+    assert calls[0] == (0.0, "n=8") and calls[-1] == (1.0, "fit")
+    for idx, n in enumerate([8, 16]):
+        inside = [f for f, m in calls[:-1] if m == f"n={n}"][1:]  # after the call opening this n
+        assert inside and all(idx / 2 <= f <= (idx + 1) / 2 for f in inside), (n, inside)
+    assert [m for _, m in calls].count("n=16") >= 2 and calls.index((0.5, "n=16")) > 0
+
+
+def test_scaling_names_the_cap_factor_when_no_replicate_finishes_and_counts_the_unfinished() -> None:
+    with pytest.raises(Degenerate) as e:
+        omm_scaling(OmmScalingParams(ns=[16, 32], reps=3, max_evals_factor=0.01), no_progress)
+    assert e.value.loc == ("max_evals_factor",)
+    res = omm_scaling(OmmScalingParams(ns=[16, 17], r=0, reps=40, max_evals_factor=1.9), no_progress)
+    expected = [
+        f"n={p.n}: {p.unfinished} replicates hit max_evals={math.ceil(1.9 * p.n * p.n * math.log(p.n))}."
+        for p in res.points
+    ]
+    assert all(0 < p.unfinished < 40 for p in res.points)
+    assert res.warnings == expected
+
+
+def test_scaling_grid_must_increase_strictly_and_r_may_reach_the_first_ns_n() -> None:
+    with pytest.raises(InvalidInput) as e:
+        omm_scaling(OmmScalingParams(ns=[16, 16], reps=2), no_progress)
+    assert e.value.loc == ("ns",)
+    res = omm_scaling(OmmScalingParams(ns=[4, 8], r=4, reps=2), no_progress)  # r = N = 4 at the first n
+    assert [p.n for p in res.points] == [4, 8]
+    notes = omm_scaling(OmmScalingParams(ns=[4, 8], reps=2, scalarization="weighted_sum"), no_progress).warnings
+    assert notes == ["weighted_sum: the g-optima are only |x|₁ ∈ {0, n} (every |x|₁ for i = N/2)."]
+
+
+def test_runtime_configuration_notes_name_each_unusual_setting() -> None:
+    share = "N + 1 = 10 > n + 1: several subproblems share a g-optimum."
+    gap = (
+        "N < n: some Pareto points are no g-optimum and must be hit by mutation; once the population sits on the "
+        "g-optima, standard bit mutation needs ~n^(n/(2N)) evaluations per gap (Doerr, Krejca & Weeks 2024)."
+    )
+    weighted = "weighted_sum: the g-optima are only |x|₁ ∈ {0, n} (every |x|₁ for i = N/2)."
+
+    def notes(**kw: object) -> list[str]:
+        return omm_runtime(OmmRuntimeParams(reps=2, seed=1, **kw), no_progress).warnings
+
+    assert notes(n=8, num_subproblems=10) == [share]  # N + 1 = n + 2
+    assert notes(n=8, num_subproblems=9) == []
+    assert notes(n=8, num_subproblems=10, scalarization="weighted_sum") == [weighted]
+    assert notes(n=6, num_subproblems=6) == [gap]  # N + 1 = n
+    assert notes(n=6, num_subproblems=6, mutation="power_law") == []  # power-law mutation jumps the gaps
+
+
+def test_runtime_reports_progress_with_its_n(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("service.estimators.moead_sim.PROGRESS_SECONDS", -1.0)  # report after every batch
+    calls: list[tuple[float, str]] = []
+    omm_runtime(OmmRuntimeParams(n=16, reps=3), lambda f, m="": calls.append((f, m)))
+    assert calls and {m for _, m in calls} == {"n=16"}
+    assert all(0 <= f <= 1 for f, _ in calls)
+
+
+def test_reconstructed_fields_are_named() -> None:
+    res = omm_scaling(OmmScalingParams(ns=[4, 8], reps=2), no_progress)
+    assert res.reconstructed == ["points", "slope", "slope_log_adjusted"]
+
+
+def test_cost_with_r_equal_to_n_counts_every_subproblem_in_each_neighbourhood() -> None:
+    """r = N: every B(i) is all N + 1 = 17 subproblems, so the work is max_evals·(reps·(1 + 17/40) + 100)."""
+    params = OmmRuntimeParams(n=16, r=16, reps=30, max_evals=1000)
+    assert runtime_cost(params) == pytest.approx(1000 * (30 * (1 + 17 / 40) + 100), rel=1e-12)
