@@ -25,7 +25,7 @@ from service.estimators.moead import (
     scaling_curves,
     scaling_plot,
 )
-from service.estimators.moead_sim import _archive_batch, _neighbourhoods, omm_runtimes
+from service.estimators.moead_sim import _archive_batch, _neighbourhoods, omm_runtime_bits, omm_runtimes
 from service.plot_overlay import Curve, Curves
 from service.registry import no_progress
 
@@ -376,3 +376,33 @@ def test_cost_with_r_equal_to_n_counts_every_subproblem_in_each_neighbourhood() 
     """r = N: every B(i) is all N + 1 = 17 subproblems, so the work is max_evals·(reps·(1 + 17/40) + 100)."""
     params = OmmRuntimeParams(n=16, r=16, reps=30, max_evals=1000)
     assert runtime_cost(params) == pytest.approx(1000 * (30 * (1 + 17 / 40) + 100), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("n", "num_sub", "r", "variant"),
+    [
+        (3, 4, 1, {}),
+        (3, 3, 1, {"parent": "uniform", "tie_rule": "<", "scalarization": "weighted_sum"}),
+        (3, 3, 2, {"mutation": "power_law", "beta": 2.0, "tie_rule": "<"}),
+    ],
+)
+def test_bit_level_reference_follows_the_exact_markov_chain_law(n: int, num_sub: int, r: int, variant: dict) -> None:
+    """The bit-level reference (one Python step per evaluation) on 1500 seeded runs: chi-square against the exact
+    law at level 10⁻³, as for the count-level simulator."""
+    reps, rng = 1500, np.random.default_rng(5)
+    evals = np.array([omm_runtime_bits(n, num_sub, r, rng, max_evals=10**6, **variant) for _ in range(reps)])
+    expected = exact_runtime_law(n, num_sub, r, **variant) * reps
+    big = np.flatnonzero(expected >= 20)
+    lo, hi = big[0], big[-1]
+    counts = np.bincount(evals, minlength=hi)
+    observed = np.concatenate([[np.sum(evals <= lo)], counts[lo + 1 : hi], [np.sum(evals >= hi)]])
+    pooled = np.concatenate([[expected[: lo + 1].sum()], expected[lo + 1 : hi], [reps - expected[:hi].sum()]])
+    assert chisquare(observed, pooled).pvalue > 1e-3
+
+
+def test_bit_level_reference_reports_the_cap() -> None:
+    """A cap below every possible runtime gives −1; runs that finish report at most the cap."""
+    rng = np.random.default_rng(2)
+    assert [omm_runtime_bits(6, 7, 1, rng, max_evals=7) for _ in range(50)].count(-1) >= 49  # 7 strings cover 7 values
+    runs = [omm_runtime_bits(3, 4, 1, rng, max_evals=12) for _ in range(400)]
+    assert set(runs) <= {-1, *range(4, 13)} and 0 < runs.count(-1) < 400
