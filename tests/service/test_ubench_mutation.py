@@ -7,8 +7,21 @@ import pydantic
 import pytest
 
 from service.errors import InvalidInput
-from service.estimators.ubench import _mask_type
+from service.estimators.ubench import (
+    MAX_MATRIX,
+    MAX_MODELS,
+    FriedmanParams,
+    PairedParams,
+    SegMetricsParams,
+    UScoreParams,
+    _mask_type,
+    friedman_fn,
+    paired_fn,
+    seg_metrics_fn,
+    uscore_fn,
+)
 from service.estimators.ubench_masks import as_mask
+from service.registry import no_progress
 from service.types import ArrayConstraints, ArrayRef, FiniteFloat, StrictModel
 
 
@@ -99,3 +112,96 @@ def test_as_mask_ground_truth_must_be_zero_one_and_bool_masks_pass_through() -> 
     deep = np.zeros((32, 256, 256), dtype=np.uint8)  # 2²¹ voxels: above the 2-D cap, within the 3-D one
     assert as_mask(deep, LOC, binary=True, threshold=0.5).shape == (32, 256, 256)
     assert as_mask([[0.2, 0.5, 0.7]], LOC, binary=False, threshold=0.5).tolist() == [[False, False, True]]
+
+
+# ---------------------------------------------------------------- the estimators' own checks and echoes
+
+
+def friedman(scores: object, models: list[str] | None = None) -> object:
+    """``friedman_fn`` on scores as the API hands them over (an uploaded array arrives unchecked by the schema)."""
+    return friedman_fn(FriedmanParams.model_construct(scores=scores, models=models), no_progress)
+
+
+@pytest.mark.parametrize(
+    "scores",
+    [
+        np.zeros(4),  # not N × k (an uploaded 1-D array)
+        np.zeros((4, 1)),  # k = 1
+        np.zeros((2, MAX_MODELS + 1)),
+        np.zeros((1, 3)),  # N = 1 (an uploaded array; a list needs 2 rows)
+        np.zeros((MAX_MATRIX // MAX_MODELS + 1, MAX_MODELS)),  # N·k above the cap
+        [[0.1, 0.2], [0.3, 0.4, 0.5]],  # ragged
+    ],
+)
+def test_friedman_refuses_scores_outside_n_by_k_with_the_field(scores: object) -> None:
+    with pytest.raises(InvalidInput) as e:
+        friedman(scores)
+    assert e.value.loc == ("scores",)
+
+
+def test_friedman_accepts_the_largest_matrix_and_names_models_from_m1() -> None:
+    res = friedman(np.arange(2 * MAX_MODELS, dtype=float).reshape(2, MAX_MODELS) % 7)
+    assert res.n_models == MAX_MODELS and res.models[:3] == ["m1", "m2", "m3"] and res.models[-1] == "m200"
+    big = friedman(np.random.default_rng(0).random((MAX_MATRIX // MAX_MODELS, MAX_MODELS)))  # N·k exactly the cap
+    assert big.n_models == MAX_MODELS
+    assert friedman([[0.1, 0.2], [0.3, 0.4]], ["a", "b"]).models == ["a", "b"]
+
+
+def test_paired_counts_differences_that_survive_rounding_to_twelve_decimals() -> None:
+    p = PairedParams(model=[0.5, 0.3 + 4e-13, 0.2, 0.9], baseline=[0.5, 0.3, 0.1, 0.4])
+    assert paired_fn(p, no_progress).n_nonzero == 2  # 4e-13 rounds to 0 at 12 decimals, not at 13
+
+
+def test_seg_metrics_reports_each_case_and_checks_the_ground_truth_as_binary() -> None:
+    calls: list[tuple[float, str]] = []
+    params = SegMetricsParams(pred=[[[1, 0]], [[0, 1]]], gt=[[[1, 0]], [[1, 1]]])
+    seg_metrics_fn(params, lambda f, m="": calls.append((f, m)))
+    assert calls == [(0.5, "case 1 of 2"), (1.0, "case 2 of 2")]
+    with pytest.raises(InvalidInput) as e:
+        gt = [np.array([[0.7, 0.0]])]  # an uploaded float array: only as_mask checks its values
+        seg_metrics_fn(SegMetricsParams.model_construct(pred=[[[1, 0]]], gt=gt), no_progress)
+    assert e.value.loc == ("gt", 0)
+
+
+def test_uscore_echoes_every_constant_it_used() -> None:
+    p = UScoreParams(
+        iou=0.8,
+        params_m=10.0,
+        gflops=20.0,
+        fps=30.0,
+        iou_quantiles={"q10": 0.5, "q90": 0.9},
+        log_params_quantiles={"q10": 0.1, "q90": 2.0},
+        log_gflops_quantiles={"q10": 0.2, "q90": 3.0},
+        fps_quantiles={"q10": 5.0, "q90": 90.0},
+        floor=0.1,
+        alpha=0.4,
+        weights=[0.2, 0.3, 0.5],
+    )
+    assert uscore_fn(p, no_progress).constants_used == {
+        "iou_quantiles_q10": 0.5,
+        "iou_quantiles_q90": 0.9,
+        "log_params_quantiles_q10": 0.1,
+        "log_params_quantiles_q90": 2.0,
+        "log_gflops_quantiles_q10": 0.2,
+        "log_gflops_quantiles_q90": 3.0,
+        "fps_quantiles_q10": 5.0,
+        "fps_quantiles_q90": 90.0,
+        "floor": 0.1,
+        "alpha": 0.4,
+        "w_p": 0.2,
+        "w_g": 0.3,
+        "w_s": 0.5,
+    }
+
+
+def test_seg_metrics_passes_its_surface_convention_and_nsd_tolerance_to_each_case() -> None:
+    """One pixel predicted, two in the ground truth 3 apart: directed distances pred→gt {0}, gt→pred {0, 3}.
+    medpy pools them: 95th percentile of [0, 0, 3] = 2.7; MONAI takes the larger directed one: 0.95·3 = 2.85.
+    NSD counts surface points within the tolerance: (1 + 1)/3 at τ = 1, 3/3 at τ = 3."""
+    for convention, hd95 in (("medpy", 2.7), ("monai", 2.85)):
+        for tol, nsd in ((1.0, 2 / 3), (3.0, 1.0)):
+            params = SegMetricsParams(
+                pred=[[[1, 0, 0, 0]]], gt=[[[1, 0, 0, 1]]], surface_convention=convention, nsd_tolerance=tol
+            )
+            case = seg_metrics_fn(params, no_progress).cases[0]
+            assert (case.hd95, case.nsd, case.assd) == pytest.approx((hd95, nsd, 1.0), rel=1e-12)
