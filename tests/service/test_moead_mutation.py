@@ -25,7 +25,7 @@ from service.estimators.moead import (
     scaling_curves,
     scaling_plot,
 )
-from service.estimators.moead_sim import _archive_batch, _neighbourhoods, omm_runtime_bits, omm_runtimes
+from service.estimators.moead_sim import T_MAX, _archive_batch, _neighbourhoods, omm_runtime_bits, omm_runtimes
 from service.plot_overlay import Curve, Curves
 from service.registry import no_progress
 
@@ -406,3 +406,15 @@ def test_bit_level_reference_reports_the_cap() -> None:
     assert [omm_runtime_bits(6, 7, 1, rng, max_evals=7) for _ in range(50)].count(-1) >= 49  # 7 strings cover 7 values
     runs = [omm_runtime_bits(3, 4, 1, rng, max_evals=12) for _ in range(400)]
     assert set(runs) <= {-1, *range(4, 13)} and 0 < runs.count(-1) < 400
+
+
+def test_simulator_defaults_to_beta_1_5_and_guards_its_step_clock() -> None:
+    def run(**kw: object) -> np.ndarray:
+        return omm_runtimes(6, 7, 1, 20, np.random.default_rng(4), max_evals=10**5, mutation="power_law", **kw)[0]
+
+    assert run().tolist() == run(beta=1.5).tolist() != run(beta=2.5).tolist()
+    # the clock counts max_evals + num_sub steps in T_BITS bits: the largest cap it takes, and one more
+    evals, _ = omm_runtimes(2, 3, 1, 2, np.random.default_rng(0), max_evals=T_MAX - 3)
+    assert (evals > 0).all()
+    with pytest.raises(ValueError):
+        omm_runtimes(2, 3, 1, 2, np.random.default_rng(0), max_evals=T_MAX - 2)
