@@ -5,6 +5,7 @@ Tests needing PostgreSQL or Redis skip when those are unreachable, unless ``ESTI
 """
 
 import fcntl
+import functools
 import os
 import shutil
 import uuid
@@ -14,12 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
 from db.base import Base
-from db.migrate import upgrade
+from db.migrate import alembic_config, upgrade
 from service.registry import ESTIMATORS, SCORERS, load_all
 from tests import support_estimators
 from tests.factories import ADMIN_KEY, serving
@@ -118,16 +120,38 @@ def _truncate_all(url: str) -> None:
     eng.dispose()
 
 
+@functools.cache
+def _head_revision() -> str:
+    return ScriptDirectory.from_config(alembic_config("sqlite://")).get_current_head()
+
+
+def _restore_head(url: str) -> None:
+    """Rebuild the shared PG database at the head revision after a test that migrated it elsewhere (a migration
+    test, even one that failed half-way, with whatever rows it left): the next test's truncation then finds every
+    table."""
+    eng = create_engine(url, poolclass=NullPool)
+    with eng.connect() as conn:
+        current = conn.execute(text("SELECT version_num FROM alembic_version")).scalar_one_or_none()
+    if current != _head_revision():
+        with eng.begin() as conn:
+            conn.execute(text("DROP SCHEMA public CASCADE"))
+            conn.execute(text("CREATE SCHEMA public"))
+        upgrade(url)
+    eng.dispose()
+
+
 @pytest.fixture
-def db_url(template_db: str, tmp_path: Path) -> str:
+def db_url(template_db: str, tmp_path: Path) -> Iterator[str]:
     """A fresh migrated database for one test: a copy of the SQLite template, or the truncated PG database."""
     if template_db.startswith("postgresql"):
         _truncate_all(template_db)
-        return template_db
+        yield template_db
+        _restore_head(template_db)
+        return
     src = Path(template_db.removeprefix("sqlite:///"))
     dst = tmp_path / "estibench.db"
     shutil.copyfile(src, dst)
-    return f"sqlite:///{dst}"
+    yield f"sqlite:///{dst}"
 
 
 @pytest.fixture
