@@ -222,6 +222,8 @@ def exact_runtime_law(
         (3, 3, 1, {"parent": "uniform", "tie_rule": "<", "scalarization": "weighted_sum"}),
         (3, 4, 1, {"parent": "uniform", "scalarization": "weighted_sum"}),
         (3, 2, 1, {"scalarization": "weighted_sum"}),
+        (4, 3, 1, {"scalarization": "weighted_sum"}),  # the middle subproblem ties on every offspring
+        (4, 3, 1, {"scalarization": "weighted_sum", "tie_rule": "<"}),
         (3, 3, 0, {"mutation": "power_law", "beta": 2.0}),
         (2, 3, 0, {"mutation": "power_law", "beta": 3.5, "scalarization": "weighted_sum"}),
     ],
@@ -418,3 +420,11 @@ def test_simulator_defaults_to_beta_1_5_and_guards_its_step_clock() -> None:
     assert (evals > 0).all()
     with pytest.raises(ValueError):
         omm_runtimes(2, 3, 1, 2, np.random.default_rng(0), max_evals=T_MAX - 2)
+
+
+def test_runtime_ratios_divide_the_mean_by_n_squared_and_by_n_squared_ln_n() -> None:
+    res = omm_runtime(OmmRuntimeParams(n=12, reps=5, seed=2), no_progress)
+    mean = sum(res.evals) / 5
+    assert res.mean == pytest.approx(mean, rel=1e-12)
+    assert res.evals_over_n2 == pytest.approx(mean / 144, rel=1e-12)
+    assert res.evals_over_n2_log_n == pytest.approx(mean / (144 * math.log(12)), rel=1e-12)

@@ -6,21 +6,27 @@ import numpy as np
 import pydantic
 import pytest
 
-from service.errors import InvalidInput
+from service.errors import Degenerate, InvalidInput
 from service.estimators.ubench import (
     MAX_MATRIX,
     MAX_MODELS,
+    PAIRED_UNIT,
     FriedmanParams,
     PairedParams,
     SegMetricsParams,
     UScoreParams,
     _mask_type,
+    friedman_cost,
     friedman_fn,
+    paired_cost,
     paired_fn,
+    seg_case,
     seg_metrics_fn,
     uscore_fn,
 )
 from service.estimators.ubench_masks import as_mask
+from service.estimators.ubench_stats import friedman_nemenyi, paired_test
+from service.estimators.ubench_uscore import uscore
 from service.registry import no_progress
 from service.types import ArrayConstraints, ArrayRef, FiniteFloat, StrictModel
 
@@ -205,3 +211,48 @@ def test_seg_metrics_passes_its_surface_convention_and_nsd_tolerance_to_each_cas
             )
             case = seg_metrics_fn(params, no_progress).cases[0]
             assert (case.hd95, case.nsd, case.assd) == pytest.approx((hd95, nsd, 1.0), rel=1e-12)
+
+
+def test_costs_count_the_scores() -> None:
+    rows = [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]]
+    assert friedman_cost(FriedmanParams(scores=rows)) == 6.0
+    assert friedman_cost(FriedmanParams.model_construct(scores=np.zeros((4, 5)))) == 20.0  # an uploaded array
+    assert paired_cost(PairedParams(model=[0.1] * 5, baseline=[0.2] * 5)) == PAIRED_UNIT * 5
+
+
+def test_paired_t_test_needs_varying_differences_and_takes_the_alternative() -> None:
+    model, base = np.array([0.5, 0.6, 0.7, 0.9]), np.array([0.4, 0.5, 0.6, 0.8])
+    with pytest.raises(Degenerate) as e:
+        paired_test(model, base, "ttest_rel", "two-sided", "auto")  # every difference 0.1
+    assert e.value.loc == ("model",)
+    model = np.array([1.0, 2.0, 1.0, 2.0])  # differences 1, 2, 1, 2: range exactly 1
+    base = np.zeros(4)
+    two = paired_test(model, base, "ttest_rel", "two-sided", "auto")
+    one = paired_test(model, base, "ttest_rel", "greater", "auto")
+    t = 1.5 / (np.std([1.0, 2.0, 1.0, 2.0], ddof=1) / 2)  # mean 1.5, sd/√4
+    assert two.statistic == pytest.approx(t, rel=1e-12)
+    assert one.p == pytest.approx(two.p / 2, rel=1e-12)  # t > 0: the one-sided p is half the two-sided one
+
+
+def test_friedman_of_datasets_tying_every_model_names_the_scores() -> None:
+    with pytest.raises(Degenerate) as e:
+        friedman_nemenyi(np.ones((3, 4)), True, 0.05)
+    assert e.value.loc == ("scores",)
+
+
+def test_uscore_and_seg_case_defaults_are_the_documented_ones() -> None:
+    args = (0.8, 10.0, 20.0, 30.0, (0.5, 0.9))
+    assert vars(uscore(*args)) == vars(uscore(*args, floor=0.05, alpha=0.5))
+    pred, gt = np.array([[True, False, False, False]]), np.array([[True, False, False, True]])
+    explicit = seg_case(pred, gt, [1.0, 1.0], True, "medpy", "exclude", 1.0)
+    assert seg_case(pred, gt, [1.0, 1.0], True) == explicit
+    assert (explicit["hd95"], explicit["nsd"]) == pytest.approx((2.7, 2 / 3), rel=1e-12)
+
+
+def test_single_voxel_masks_are_not_empty() -> None:
+    one = np.array([[False, True, False]])
+    case = seg_case(one, one, [1.0, 1.0], True, "medpy", "synapse", 1.0)
+    assert (case["dice"], case["iou"], case["hd95"], case["assd"]) == (1.0, 1.0, 0.0, 0.0)
+    other = np.array([[True, False, False]])
+    case = seg_case(one, other, [1.0, 1.0], True, "medpy", "synapse", 1.0)
+    assert (case["dice"], case["hd95"]) == (0.0, 1.0)  # both masks hold one voxel: the distance is measured
