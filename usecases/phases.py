@@ -206,6 +206,7 @@ def update(
             _check(merged, others, now)
             repo.update_fields(conn, phase_id, **changed)
             if "leaderboard_visibility" in changed:
+                rankings.hold_phase(conn, phase_id)
                 rankings.refresh_models(conn, benchmark_id, repo.models_in(conn, phase_id), loaded.spec.metrics)
             audit.record(conn, benchmark_id, "phase.changed", principal, phase_id, **_audit_fields(changed))
         updated = repo.get(conn, phase_id)
@@ -357,6 +358,7 @@ def freeze(services: Services, phase: PhaseRow) -> SnapshotRow:
     ``hidden_until_end`` phase's submissions onto the benchmark's boards (``rankings.refresh_models``) and writes
     the ``phase.frozen`` audit entry; every caller returns the stored one."""
     with services.engines.write.begin() as conn:
+        rankings.hold_phase(conn, phase.id)
         snap = repo.snapshot(conn, phase.id)
         if snap is None:
             loaded = load(conn, phase.benchmark_id)

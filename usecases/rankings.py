@@ -79,6 +79,8 @@ def refresh(conn: Connection, benchmark_id: str, submission_id: str, metrics: Ma
     again."""
     sub = sub_repo.get(conn, submission_id)
     assert sub is not None and sub.benchmark_id == benchmark_id
+    if sub.phase_id is not None:
+        hold_phase(conn, sub.phase_id)
     locks.serialize_on(conn, f"leaderboard:{benchmark_id}:{sub.model}")
     current = {(r.split, r.metric, r.rank_by): (i, r) for i, r in rank_repo.model_rows(conn, benchmark_id, sub.model)}
     own = _by_slot(rank_repo.live_scores(conn, benchmark_id, submission_id=submission_id), metrics)
@@ -110,6 +112,13 @@ def refresh(conn: Connection, benchmark_id: str, submission_id: str, metrics: Ma
             rank_repo.replace_row(conn, row_id, new)
     rank_repo.delete_rows(conn, deletes)
     rank_repo.insert_rows(conn, benchmark_id, inserts)
+
+
+def hold_phase(conn: Connection, phase_id: str) -> None:
+    """Take turns with every other writer of the phase's submissions until the caller's transaction ends: a
+    freeze or a visibility change and a submission of the phase never decide concurrently whether its submissions
+    are on the boards (taken before a model's lock, never after one)."""
+    locks.serialize_on(conn, f"phase:{phase_id}")
 
 
 def refresh_models(

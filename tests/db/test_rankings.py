@@ -382,3 +382,38 @@ def test_the_migrations_lower_is_better_metrics_are_the_scorers() -> None:
     load_all()
     lower = {name: {m for m, info in s.metrics.items() if not info.higher_is_better} for name, s in SCORERS.items()}
     assert {k: set(v) for k, v in module.LOWER_IS_BETTER.items()} == {k: v for k, v in lower.items() if v}
+
+
+def test_a_freeze_waits_for_a_phase_scoring_in_flight_on_postgres(settings: Settings, postgres_server_url: str) -> None:
+    """A hidden phase's scoring of a new model is stored (its board update done, the phase not yet frozen in its
+    view) but not committed while the freeze runs: the freeze waits for it, so once both commit the model is on
+    the board. Without the wait the freeze, not seeing the model, leaves it off the board for good."""
+    url = create_pg_database(postgres_server_url, "estibench_rankings_inflight")
+    try:
+        upgrade(url)
+        services = _services(settings, url)
+        try:
+            bench = new_benchmark(services)
+            phase = _hidden_phase(services, bench)
+            (key,) = new_keys(services, 1)
+            submit(services, bench, "m0", key, T0, _scores(random.Random(0)), phase.id)
+            sid = str(uuid.uuid4())
+            froze = threading.Event()
+            freezer = threading.Thread(target=lambda: (phases.freeze(services, phase), froze.set()))
+            with services.engines.write.begin() as conn:  # one transaction, as a submission's write is
+                row = SubmissionRow(0, sid, bench, "late-model", "{}", key, T0, None, phase_id=phase.id)
+                sub_repo.insert_submission(conn, row, "[]")
+                sub_repo.insert_scoring(
+                    conn, submission_id=sid, answer_key_version=1, scorer_version="1", details="{}",
+                    when=T0, scores=_scores(random.Random(1)), items=[],
+                )  # fmt: skip
+                rankings.refresh(conn, bench, sid, _metrics())
+                freezer.start()
+                froze.wait(1.0)
+            freezer.join()
+            assert assert_boards_exact(services, bench) > 0
+            assert "late-model" in {r[1] for r in maintained_board(services, bench, "public", "accuracy", "best")}
+        finally:
+            services.dispose()
+    finally:
+        drop_pg_database(postgres_server_url, url)
