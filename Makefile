@@ -64,10 +64,10 @@ test-processes: install-dev
 	$(PY) -m pytest -m "processes and not java" -q --ignore=tests/reliability/test_idempotency_crash.py \
 		$(PYTEST_ARGS)
 
-# The inner loop: everything not marked slow (processes, fuzzing, long property tests), under two minutes. The
+# The inner loop: everything not marked slow (processes, fuzzing, long property tests), in two processes. The
 # directories whose every test is slow are not even imported (the fuzz module builds the app when imported).
 test-quick: install-dev
-	$(PY) -m pytest -p no:schemathesis -m "not slow and not java" -q --ignore=tests/contract --ignore=tests/reliability \
+	$(PY) -m pytest -n $(TEST_WORKERS) -p no:schemathesis -m "not slow and not java" -q --ignore=tests/contract --ignore=tests/reliability \
 		--ignore=tests/browser $(PYTEST_ARGS)
 
 test-postgres: install-dev
