@@ -9,11 +9,9 @@ a count above the schema's bound is a 422 before the body is parsed, and nesting
 accepts is the parser's own 400.
 """
 
-import itertools
 import json
 import math
 import threading
-from collections.abc import Iterable
 from functools import cache
 from typing import Any
 
@@ -87,37 +85,20 @@ def level_bounds(model: type[StrictModel]) -> tuple[float, ...]:
     return _levels(schema, schema.get("$defs", {}), frozenset())[: MAX_DEPTH + 1]
 
 
-def _marks(text: np.ndarray, quotes: np.ndarray, start: int = 0, stop: int | None = None) -> np.ndarray:
-    """Positions of the brackets, commas and colons of ``text[start:stop]`` that are outside strings (``quotes``:
-    ``quote_positions(text)``, an even count): a byte is inside a string when an odd number of quotes precede it,
-    counted in one pass over the quotes and marks together when no quote of the part is escaped."""
-    part = text[start:stop]
-    folded = part | 32  # "[" and "]" as "{" and "}"; no other byte folds onto those
-    quote = part == ord('"')
-    brackets = (folded == ord("{")) | (folded == ord("}"))
-    found = np.flatnonzero(brackets | (part == ord(",")) | (part == ord(":")) | quote)
-    is_quote = quote[found]
-    first, last = np.searchsorted(quotes, [start, start + part.size]).tolist()
-    if last - first == np.count_nonzero(is_quote):  # every quote of the part opens or closes a string
-        odd = (np.cumsum(is_quote, dtype=np.int32) & 1).astype(bool)  # an odd count of the part's quotes so far
-        found = found[~is_quote & (odd if first & 1 else ~odd)]
-    else:
-        found = found[~is_quote]
-        found = found[(np.searchsorted(quotes, found + start) & 1) == 0]
-    if start:
-        found += start
-    return found
-
-
-def _tally(chunks: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Per depth: containers opened, commas directly inside, from the brackets, commas and colons outside strings of
-    a JSON text, one chunk of its bytes after the other; None when the brackets do not balance."""
+def _counts(body: bytes) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per depth: containers opened, commas directly inside; None when the brackets do not balance."""
+    text = np.frombuffer(body, np.uint8)
+    quotes = quote_positions(text)
+    if quotes.size % 2:
+        return None  # a string never closed: left to the parser
+    kind = _KIND[text]
+    kind[~outside_strings(text, quotes)] = 0
     opens = np.zeros(MAX_DEPTH + 2, np.int64)
     commas = np.zeros(MAX_DEPTH + 2, np.int64)
     depth = 0
-    for kinds in chunks:
-        marks = _KIND[kinds]
-        marks = marks[marks != 0]
+    for start in range(0, text.size, _CHUNK):
+        kinds = kind[start : start + _CHUNK]
+        marks = kinds[kinds != 0]
         step = np.where(marks == 2, 0, marks).astype(np.int32)
         levels = depth + np.cumsum(step, dtype=np.int32)
         if levels.size == 0:
@@ -135,18 +116,6 @@ def _tally(chunks: Iterable[np.ndarray]) -> tuple[np.ndarray, np.ndarray] | None
         commas += np.bincount(levels[step == 0], minlength=MAX_DEPTH + 2)
         depth = int(levels[-1])
     return (opens, commas) if depth == 0 else None
-
-
-def _counts(body: bytes) -> tuple[np.ndarray, np.ndarray] | None:
-    """``_tally`` of a JSON text, scanned in chunks of ``_CHUNK`` bytes (a string never closed: None)."""
-    if isinstance(body, Member):
-        bounds = [*np.searchsorted(body.offsets, range(0, len(body), _CHUNK)).tolist(), body.offsets.size]
-        return _tally(body.kinds[a:b] for a, b in itertools.pairwise(bounds))
-    text = np.frombuffer(body, np.uint8)
-    quotes = quote_positions(text)
-    if quotes.size % 2:
-        return None  # a string never closed: left to the parser
-    return _tally(text[_marks(text, quotes, start, start + _CHUNK)] for start in range(0, text.size, _CHUNK))
 
 
 def balanced(body: bytes) -> bool:
@@ -203,36 +172,26 @@ MAX_MEMBERS = 16
 """``members`` splits objects of at most this many members (a request envelope has a handful)."""
 
 
-class Member(bytes):
-    """The value of one member of a body as ``members`` splits it, with what its scan found inside: the bytes at
-    the brackets, commas and colons outside strings (``kinds``) and their offsets in the value (``offsets``), so
-    ``check`` counts them without scanning the value again."""
-
-    kinds: np.ndarray
-    offsets: np.ndarray
-
-
 def members(body: bytes) -> dict[str, bytes] | None:
     """The members of a JSON object body as {key: value bytes}, split without parsing (one vectorised pass: the
     commas and colons outside strings at the top level); None when the body is not one object of at most
-    ``MAX_MEMBERS`` members (the caller then validates it whole, or refuses it). When the body's strings all close,
-    each value is a ``Member``."""
+    ``MAX_MEMBERS`` members (the caller then validates it whole, or refuses it)."""
     start = len(body) - len(body.lstrip())
     end = len(body.rstrip())
     if end - start < 2 or body[start : start + 1] != b"{" or body[end - 1 : end] != b"}":
         return None
     text = np.frombuffer(body, np.uint8)[start:end]
     quotes = quote_positions(text)
-    marks = _marks(text, quotes)
-    kinds = text[marks]
-    step = _KIND[kinds]
-    step[step == 2] = 0
+    plain = outside_strings(text, quotes)
+    step = _KIND[text]
+    step[(step == 2) | ~plain] = 0
     depth = np.cumsum(step, dtype=np.int32)
-    top = depth == 1
-    colons = marks[top & (kinds == ord(":"))]
-    commas = marks[top & (kinds == ord(","))]
+    del step
+    top = plain & (depth == 1)
+    colons = np.flatnonzero(top & (text == ord(":")))
+    commas = np.flatnonzero(top & (text == ord(",")))
     balanced = depth[-1] == 0
-    del step, depth, top
+    del plain, depth, top
     if colons.size == 0:
         return {} if not body[start + 1 : end - 1].strip() else None
     if colons.size > MAX_MEMBERS or not balanced or commas.size != colons.size - 1:
@@ -247,11 +206,5 @@ def members(body: bytes) -> dict[str, bytes] | None:
             return None
         if not isinstance(key, str) or key in out:
             return None
-        value = body[start + colon + 1 : start + last]
-        if quotes.size % 2 == 0:  # then every value's strings close inside it (its bounds are outside strings)
-            value = Member(value)
-            inside = slice(*np.searchsorted(marks, [colon + 1, last]).tolist())
-            value.kinds = kinds[inside]
-            value.offsets = marks[inside] - (colon + 1)
-        out[key] = value
+        out[key] = body[start + colon + 1 : start + last]
     return out
