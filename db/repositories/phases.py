@@ -9,7 +9,7 @@ from sqlalchemy import Connection, delete, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from db.models import AnswerKeyVersion, Participant, Phase, PhaseBoard, PhaseSnapshot, Score, Scoring, Submission
-from db.repositories.rankings import LiveScore
+from db.repositories.rankings import LiveScore, effective_scores
 
 
 @dataclass(frozen=True)
@@ -173,33 +173,9 @@ def phase_scores(
         Submission.public.is_(True),
         Submission.late.is_(False),
     ]
-    newest = func.row_number().over(
-        partition_by=Scoring.submission_id, order_by=(Scoring.answer_key_version.desc(), Scoring.id.desc())
-    )
-    ranked = (
-        select(Scoring.id, Scoring.submission_id, Scoring.answer_key_version, newest.label("n"))
-        .join(Submission, Submission.id == Scoring.submission_id)
-        .where(*live, Scoring.answer_key_version <= version)
-        .subquery()
-    )
     stmt = (
-        select(
-            Submission.id,
-            Submission.model,
-            Submission.api_key_id,
-            Submission.created_at,
-            ranked.c.id,
-            ranked.c.answer_key_version,
-            Score.split,
-            Score.metric,
-            Score.value,
-            Score.ci_low,
-            Submission.baseline,
-            Score.ci_high,
-            Score.n,
-        )
-        .join(ranked, (ranked.c.submission_id == Submission.id) & (ranked.c.n == 1))
-        .join(Score, Score.scoring_id == ranked.c.id)
+        effective_scores([*live, Scoring.answer_key_version <= version])
+        .add_columns(Score.ci_high, Score.n)
         .where(Score.split.in_(splits))
     )
     return [PhaseScore(LiveScore(*r[:11]), r[11], r[12]) for r in conn.execute(stmt)]

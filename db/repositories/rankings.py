@@ -7,7 +7,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, delete, exists, func, insert, literal, or_, select, tuple_, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Select,
+    delete,
+    exists,
+    func,
+    insert,
+    literal,
+    or_,
+    select,
+    tuple_,
+    update,
+)
 
 from db.models import LeaderboardEntry, Phase, PhaseSnapshot, Score, Scoring, Submission
 
@@ -94,6 +107,39 @@ def in_hidden_phase(conn: Connection, benchmark_id: str, phase_id: str | None) -
     return conn.execute(stmt).first() is not None
 
 
+def effective_scores(where: Iterable[ColumnElement[bool]]) -> Select[Any]:
+    """The statement reading the effective scorings' metric values of the submissions (and scorings) that satisfy
+    ``where``, as rows of ``LiveScore``'s fields in order: per submission, of the scorings ``where`` admits, the one
+    first by answer-key version then id, both descending (``row_number() = 1`` over the submission's scorings).
+    Callers add columns of ``Score`` and conditions on it to the statement."""
+    newest = func.row_number().over(
+        partition_by=Scoring.submission_id, order_by=(Scoring.answer_key_version.desc(), Scoring.id.desc())
+    )
+    ranked = (
+        select(Scoring.id, Scoring.submission_id, Scoring.answer_key_version, newest.label("n"))
+        .join(Submission, Submission.id == Scoring.submission_id)
+        .where(*where)
+        .subquery()
+    )
+    return (
+        select(
+            Submission.id,
+            Submission.model,
+            Submission.api_key_id,
+            Submission.created_at,
+            ranked.c.id,
+            ranked.c.answer_key_version,
+            Score.split,
+            Score.metric,
+            Score.value,
+            Score.ci_low,
+            Submission.baseline,
+        )
+        .join(ranked, (ranked.c.submission_id == Submission.id) & (ranked.c.n == 1))
+        .join(Score, Score.scoring_id == ranked.c.id)
+    )
+
+
 def live_scores(
     conn: Connection,
     benchmark_id: str,
@@ -115,33 +161,7 @@ def live_scores(
         live.append(Submission.model == model)
     if submission_id is not None:
         live.append(Submission.id == submission_id)
-    newest = func.row_number().over(
-        partition_by=Scoring.submission_id, order_by=(Scoring.answer_key_version.desc(), Scoring.id.desc())
-    )
-    ranked = (
-        select(Scoring.id, Scoring.submission_id, Scoring.answer_key_version, newest.label("n"))
-        .join(Submission, Submission.id == Scoring.submission_id)
-        .where(*live)
-        .subquery()
-    )
-    stmt = (
-        select(
-            Submission.id,
-            Submission.model,
-            Submission.api_key_id,
-            Submission.created_at,
-            ranked.c.id,
-            ranked.c.answer_key_version,
-            Score.split,
-            Score.metric,
-            Score.value,
-            Score.ci_low,
-            Submission.baseline,
-        )
-        .join(ranked, (ranked.c.submission_id == Submission.id) & (ranked.c.n == 1))
-        .join(Score, Score.scoring_id == ranked.c.id)
-    )
-    return [LiveScore(*r) for r in conn.execute(stmt)]
+    return [LiveScore(*r) for r in conn.execute(effective_scores(live))]
 
 
 def model_rows(conn: Connection, benchmark_id: str, model: str) -> list[tuple[int, EntryRow]]:
