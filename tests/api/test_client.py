@@ -109,6 +109,9 @@ def test_ctrl_c_while_waiting_leaves_the_job_running(queued: TestClient, capsys)
         (["run", "x", "@/nonexistent/params.json"], "estibench: params: cannot read /nonexistent/params.json: No such"),
         (["run", "x", "[1, 2]"], "estibench: params: expected a JSON object"),
         (["submit", "b", "m", '{"items": 3}'], "estibench: predictions: expected a JSON list of items"),
+        (["submissions", "b", "--limit", "0"], "estibench: --limit: at least 1"),
+        (["audit", "b", "--limit", "0"], "estibench: --limit: at least 1"),
+        (["answer-key-versions", "b", "--limit", "0"], "estibench: --limit: at least 1"),
     ],
 )
 def test_bad_arguments_are_one_line_and_status_2(argv: list[str], message: str, capsys) -> None:
