@@ -10,7 +10,7 @@ then the earlier submission, then the submission id.
 """
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from sqlalchemy import Connection
 
@@ -23,6 +23,8 @@ from service.registry import MetricInfo
 RANK_BY = ("best", "latest")
 Slot = tuple[str, str]
 """(split, metric)."""
+Chooser = Callable[[str, str, str, EntryRow | None], EntryRow | None]
+"""A model's new row on the board (split, metric, rank_by), given its current row there."""
 
 
 def entry(score: LiveScore, rank_by: str, higher_is_better: bool) -> EntryRow:
@@ -82,36 +84,21 @@ def refresh(conn: Connection, benchmark_id: str, submission_id: str, metrics: Ma
     if sub.phase_id is not None:
         hold_phase(conn, sub.phase_id)
     locks.serialize_on(conn, f"leaderboard:{benchmark_id}:{sub.model}")
-    current = {(r.split, r.metric, r.rank_by): (i, r) for i, r in rank_repo.model_rows(conn, benchmark_id, sub.model)}
     own = _by_slot(rank_repo.live_scores(conn, benchmark_id, submission_id=submission_id), metrics)
-    boards = set(current) | {(split, metric, rank_by) for split, metric in own for rank_by in RANK_BY}
     model_scores: dict[Slot, list[LiveScore]] | None = None
-    inserts: list[EntryRow] = []
-    deletes: list[int] = []
-    for split, metric, rank_by in sorted(boards):
-        row_id, old = current.get((split, metric, rank_by), (None, None))
+
+    def choose_new(split: str, metric: str, rank_by: str, old: EntryRow | None) -> EntryRow | None:
+        nonlocal model_scores
         mine = choose(rank_by, _candidates(own.get((split, metric), []), rank_by, metrics))
-        if old is not None and old.submission_id == submission_id:
-            keeps = mine is not None and (rank_by == "latest" or mine.key() <= old.key())
-            if keeps:
-                new = mine
-            else:
-                if model_scores is None:
-                    model_scores = _by_slot(rank_repo.live_scores(conn, benchmark_id, model=sub.model), metrics)
-                new = choose(rank_by, _candidates(model_scores.get((split, metric), []), rank_by, metrics))
-        else:
-            new = choose(rank_by, [r for r in (old, mine) if r is not None])
-        if new == old:
-            continue
-        if new is None:
-            assert row_id is not None
-            deletes.append(row_id)
-        elif row_id is None:
-            inserts.append(new)
-        else:
-            rank_repo.replace_row(conn, row_id, new)
-    rank_repo.delete_rows(conn, deletes)
-    rank_repo.insert_rows(conn, benchmark_id, inserts)
+        if old is None or old.submission_id != submission_id:
+            return choose(rank_by, [r for r in (old, mine) if r is not None])
+        if mine is not None and (rank_by == "latest" or mine.key() <= old.key()):
+            return mine
+        if model_scores is None:
+            model_scores = _by_slot(rank_repo.live_scores(conn, benchmark_id, model=sub.model), metrics)
+        return _chooser(model_scores, metrics)(split, metric, rank_by, old)
+
+    _rechoose(conn, benchmark_id, sub.model, set(own), choose_new)
 
 
 def hold_phase(conn: Connection, phase_id: str) -> None:
@@ -129,25 +116,46 @@ def refresh_models(
     each under its writers' lock, as ``refresh`` takes it."""
     for model in sorted(set(models)):
         locks.serialize_on(conn, f"leaderboard:{benchmark_id}:{model}")
-        current = {(r.split, r.metric, r.rank_by): (i, r) for i, r in rank_repo.model_rows(conn, benchmark_id, model)}
         scores = _by_slot(rank_repo.live_scores(conn, benchmark_id, model=model), metrics)
-        boards = set(current) | {(split, metric, rank_by) for split, metric in scores for rank_by in RANK_BY}
-        inserts: list[EntryRow] = []
-        deletes: list[int] = []
-        for split, metric, rank_by in sorted(boards):
-            row_id, old = current.get((split, metric, rank_by), (None, None))
-            new = choose(rank_by, _candidates(scores.get((split, metric), []), rank_by, metrics))
-            if new == old:
-                continue
-            if new is None:
-                assert row_id is not None
-                deletes.append(row_id)
-            elif row_id is None:
-                inserts.append(new)
-            else:
-                rank_repo.replace_row(conn, row_id, new)
-        rank_repo.delete_rows(conn, deletes)
-        rank_repo.insert_rows(conn, benchmark_id, inserts)
+        _rechoose(conn, benchmark_id, model, set(scores), _chooser(scores, metrics))
+
+
+def _chooser(scores: Mapping[Slot, list[LiveScore]], metrics: Mapping[str, MetricInfo]) -> Chooser:
+    """Each board's row chosen afresh from ``scores``, whatever the current row."""
+
+    def choose_new(split: str, metric: str, rank_by: str, old: EntryRow | None) -> EntryRow | None:
+        return choose(rank_by, _candidates(scores.get((split, metric), []), rank_by, metrics))
+
+    return choose_new
+
+
+def _rechoose(
+    conn: Connection,
+    benchmark_id: str,
+    model: str,
+    slots: set[Slot],
+    choose_new: Chooser,
+) -> None:
+    """Choose again the model's row on each board it holds or, for ``slots``, may now earn (``choose_new(split,
+    metric, rank_by, current row)``); write only the rows that changed: one delete and one insert statement."""
+    current = {(r.split, r.metric, r.rank_by): (i, r) for i, r in rank_repo.model_rows(conn, benchmark_id, model)}
+    boards = set(current) | {(split, metric, rank_by) for split, metric in slots for rank_by in RANK_BY}
+    inserts: list[EntryRow] = []
+    deletes: list[int] = []
+    for split, metric, rank_by in sorted(boards):
+        row_id, old = current.get((split, metric, rank_by), (None, None))
+        new = choose_new(split, metric, rank_by, old)
+        if new == old:
+            continue
+        if new is None:
+            assert row_id is not None
+            deletes.append(row_id)
+        elif row_id is None:
+            inserts.append(new)
+        else:
+            rank_repo.replace_row(conn, row_id, new)
+    rank_repo.delete_rows(conn, deletes)
+    rank_repo.insert_rows(conn, benchmark_id, inserts)
 
 
 def rebuild(conn: Connection, benchmark_id: str, metrics: Mapping[str, MetricInfo]) -> int:
