@@ -12,6 +12,7 @@ accepts is the parser's own 400.
 import json
 import math
 import threading
+from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
@@ -28,10 +29,15 @@ holds the interpreter for much of its time, so many at once starve the event loo
 MIN_CHECKED_BYTES = 64 * 1024
 """Smaller bodies are validated directly: rejecting them costs little, and the validator's messages are finer."""
 _CHUNK = 1 << 20
-_KIND = np.zeros(256, np.int8)
-_KIND[[ord("["), ord("{")]] = 1
-_KIND[[ord("]"), ord("}")]] = -1
-_KIND[ord(",")] = 2
+"""The scan's unit for depth checks: a chunk where the depth goes below 0 leaves the body to the parser before any
+nesting that the same chunk takes beyond ``MAX_DEPTH`` is refused."""
+_BLOCK = 1 << 18
+"""Bytes scanned at once: the scan's temporaries are a few times this, whatever the body's size."""
+_QUOTE, _SLASH, _COMMA, _COLON, _OPEN, _CLOSE = b'"\\,:{}'
+_STEP = np.zeros(256, np.int8)
+_STEP[list(b"[{")] = 1
+_STEP[list(b"]}")] = -1
+_NOTHING = np.zeros(0, np.intp)
 _ALL_INF = (math.inf,) * MAX_DEPTH
 _UNBOUNDED = (1.0, *_ALL_INF)
 
@@ -85,37 +91,120 @@ def level_bounds(model: type[StrictModel]) -> tuple[float, ...]:
     return _levels(schema, schema.get("$defs", {}), frozenset())[: MAX_DEPTH + 1]
 
 
+class _Scan:
+    """The brackets, commas and colons outside strings of ``body[start:stop]``, found one block of at most
+    ``_BLOCK`` bytes at a time (blocks never straddle a multiple of ``_CHUNK`` from ``start``), so that the scan's
+    temporaries take a few bytes per block byte whatever the body's size. A quote opens or closes a string unless
+    an odd run of backslashes precedes it; the parity of the quotes so far and of the backslashes ending a block
+    carry over to the next. Iterating gives, per block, its offset from ``start`` and the bytes of its marks in
+    order; ``inside`` tells whether the part scanned so far leaves a string open."""
+
+    def __init__(self, body: bytes, start: int = 0, stop: int | None = None) -> None:
+        self.body = body
+        self.start = start
+        self.stop = len(body) if stop is None else stop
+        self.inside = False
+        self._slash = False  # the part scanned so far ends with an odd run of backslashes
+        self._at = start
+        self._found = _NOTHING
+
+    def __iter__(self) -> Iterator[tuple[int, np.ndarray]]:
+        size, block = self.stop - self.start, min(_BLOCK, _CHUNK)
+        for window in range(0, size, _CHUNK):
+            end = min(window + _CHUNK, size)
+            for offset in range(window, end, block):
+                yield offset, self._marks(self.start + offset, self.start + min(offset + block, end))
+
+    def _marks(self, a: int, b: int) -> np.ndarray:
+        part = np.frombuffer(self.body, np.uint8, b - a, a)
+        folded = part | 32  # "[" and "]" as "{" and "}"; no other byte folds onto those
+        sel = folded == _OPEN
+        sel |= folded == _CLOSE
+        del folded
+        sel |= part == _COMMA
+        sel |= part == _COLON
+        sel |= part == _QUOTE
+        escaped = self._escaped(part, a, b)
+        if escaped.size:
+            sel[escaped] = False
+        found = np.flatnonzero(sel)
+        del sel
+        marks = part.take(found)
+        quote = marks == _QUOTE
+        quotes = np.count_nonzero(quote)
+        if quotes:
+            odd = (np.cumsum(quote, dtype=np.int32) & 1).astype(np.bool_)  # an odd count of the block's quotes so far
+            keep = np.flatnonzero(odd & ~quote if self.inside else ~(odd | quote))
+            del odd, quote
+            found, marks = found.take(keep), marks.take(keep)
+            self.inside ^= bool(quotes & 1)
+        elif self.inside:
+            found, marks = found[:0], marks[:0]
+        self._at, self._found = a, found
+        return marks
+
+    def _escaped(self, part: np.ndarray, a: int, b: int) -> np.ndarray:
+        """Offsets in ``part`` (``body[a:b]``) of the quotes that an odd run of backslashes precedes."""
+        carried, self._slash = self._slash, False
+        if self.body.find(b"\\", a, b) < 0:
+            return np.zeros(1, np.intp) if carried and part[0] == _QUOTE else _NOTHING
+        slashes = np.flatnonzero(part == _SLASH)
+        breaks = np.flatnonzero(np.diff(slashes) != 1)
+        first = slashes[np.r_[0, breaks + 1]]
+        after = slashes[np.r_[breaks, slashes.size - 1]] + 1  # the byte after each run
+        odd = ((after - first) & 1).astype(np.bool_)
+        if first[0] == 0:
+            odd[0] ^= carried
+        elif carried and part[0] == _QUOTE:  # the run ending the previous block escapes this one's first byte
+            after, odd = np.r_[0, after], np.r_[True, odd]
+        if after[-1] == part.size:  # the last run reaches the block's end: its parity carries over
+            self._slash = bool(odd[-1])
+            after, odd = after[:-1], odd[:-1]
+        escaped = after[odd]
+        return escaped[part[escaped] == _QUOTE]
+
+    def offsets(self, indices: np.ndarray) -> np.ndarray:
+        """Offsets from ``start`` of the marks at ``indices`` among those of the block iterated last."""
+        return self._found[indices] + (self._at - self.start)
+
+
 def _counts(body: bytes) -> tuple[np.ndarray, np.ndarray] | None:
-    """Per depth: containers opened, commas directly inside; None when the brackets do not balance."""
-    text = np.frombuffer(body, np.uint8)
-    quotes = quote_positions(text)
-    if quotes.size % 2:
-        return None  # a string never closed: left to the parser
-    kind = _KIND[text]
-    kind[~outside_strings(text, quotes)] = 0
+    """Per depth: containers opened, commas directly inside; None when a string never closes or the brackets do not
+    balance (a depth below 0 in a chunk of ``_CHUNK`` bytes, before or in the chunk where the nesting first exceeds
+    ``MAX_DEPTH``, or a depth other than 0 at the end). Nesting deeper than ``MAX_DEPTH`` is ``InvalidFields``
+    (400), as the parser would answer."""
     opens = np.zeros(MAX_DEPTH + 2, np.int64)
     commas = np.zeros(MAX_DEPTH + 2, np.int64)
     depth = 0
-    for start in range(0, text.size, _CHUNK):
-        kinds = kind[start : start + _CHUNK]
-        marks = kinds[kinds != 0]
-        step = np.where(marks == 2, 0, marks).astype(np.int32)
-        levels = depth + np.cumsum(step, dtype=np.int32)
-        if levels.size == 0:
+    too_deep: int | None = None  # the chunk where the nesting first exceeds MAX_DEPTH
+    scan = _Scan(body)
+    blocks = iter(scan)
+    for offset, marks in blocks:
+        if too_deep is not None and offset // _CHUNK != too_deep:
+            break
+        if marks.size == 0:
             continue
+        step = _STEP.take(marks)
+        levels = np.cumsum(step, dtype=np.int32)
+        levels += depth
         if levels.min() < 0:
             return None
-        top = int(levels.max())
-        if top > MAX_DEPTH:
+        if too_deep is None and levels.max() > MAX_DEPTH:
+            too_deep = offset // _CHUNK
+        if too_deep is None:
+            opens += np.bincount(levels.compress(step == 1), minlength=MAX_DEPTH + 2)
+            commas += np.bincount(levels.compress(marks == _COMMA), minlength=MAX_DEPTH + 2)
+        depth = int(levels[-1])
+    if too_deep is not None:
+        for _ in blocks:  # whether a string is left open, which leaves the body to the parser
+            pass
+        if not scan.inside:
             raise InvalidFields(
                 "The body is not valid JSON.",
                 [{"loc": ["body"], "msg": f"nesting deeper than {MAX_DEPTH}", "type": "json_invalid"}],
                 malformed=True,
             )
-        opens += np.bincount(levels[step == 1], minlength=MAX_DEPTH + 2)
-        commas += np.bincount(levels[step == 0], minlength=MAX_DEPTH + 2)
-        depth = int(levels[-1])
-    return (opens, commas) if depth == 0 else None
+    return (opens, commas) if depth == 0 and not scan.inside else None
 
 
 def balanced(body: bytes) -> bool:
@@ -173,33 +262,38 @@ MAX_MEMBERS = 16
 
 
 def members(body: bytes) -> dict[str, bytes] | None:
-    """The members of a JSON object body as {key: value bytes}, split without parsing (one vectorised pass: the
-    commas and colons outside strings at the top level); None when the body is not one object of at most
+    """The members of a JSON object body as {key: value bytes}, split without parsing (one scan, block by block:
+    the commas and colons outside strings at the top level); None when the body is not one object of at most
     ``MAX_MEMBERS`` members (the caller then validates it whole, or refuses it)."""
     start = len(body) - len(body.lstrip())
     end = len(body.rstrip())
     if end - start < 2 or body[start : start + 1] != b"{" or body[end - 1 : end] != b"}":
         return None
-    text = np.frombuffer(body, np.uint8)[start:end]
-    quotes = quote_positions(text)
-    plain = outside_strings(text, quotes)
-    step = _KIND[text]
-    step[(step == 2) | ~plain] = 0
-    depth = np.cumsum(step, dtype=np.int32)
-    del step
-    top = plain & (depth == 1)
-    colons = np.flatnonzero(top & (text == ord(":")))
-    commas = np.flatnonzero(top & (text == ord(",")))
-    balanced = depth[-1] == 0
-    del plain, depth, top
-    if colons.size == 0:
+    scan = _Scan(body, start, end)
+    colons: list[int] = []
+    commas: list[int] = []
+    depth = 0
+    for _, marks in scan:
+        if marks.size == 0:
+            continue
+        levels = np.cumsum(_STEP.take(marks), dtype=np.int32)
+        levels += depth
+        depth = int(levels[-1])
+        top = np.flatnonzero((levels == 1) & ((marks == _COLON) | (marks == _COMMA)))
+        if top.size:
+            if len(colons) + len(commas) + top.size > 2 * MAX_MEMBERS:
+                return None  # more than MAX_MEMBERS colons, or commas that do not fit between them
+            found = scan.offsets(top).tolist()
+            for kind, at in zip(marks[top].tolist(), found, strict=True):
+                (colons if kind == _COLON else commas).append(at)
+    if not colons:
         return {} if not body[start + 1 : end - 1].strip() else None
-    if colons.size > MAX_MEMBERS or not balanced or commas.size != colons.size - 1:
+    if len(colons) > MAX_MEMBERS or depth != 0 or len(commas) != len(colons) - 1:
         return None
-    ends = [*commas.tolist(), text.size - 1]
-    starts = [0, *commas.tolist()]
+    ends = [*commas, end - start - 1]
+    starts = [0, *commas]
     out: dict[str, bytes] = {}
-    for first, colon, last in zip(starts, colons.tolist(), ends, strict=True):
+    for first, colon, last in zip(starts, colons, ends, strict=True):
         try:
             key = json.loads(body[start + first + 1 : start + colon])
         except ValueError:
