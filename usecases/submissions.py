@@ -11,9 +11,11 @@ import uuid
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import cache
 from typing import TYPE_CHECKING, Annotated, Any
 
 import numpy as np
+import pydantic_core
 from pydantic import Field, StringConstraints, TypeAdapter, ValidationError, create_model
 from sqlalchemy import Connection
 
@@ -24,6 +26,7 @@ from db.repositories import submissions as sub_repo
 from db.repositories.submissions import SubmissionRow
 from service.errors import DomainError
 from service.registry import ScorerSpec
+from service.scoring._common import ItemColumns
 from service.types import MAX_JSON_ARRAY, StrictModel
 from usecases import arrays, audit, cursors, json_bounds, phases, rankings
 from usecases.access import Access, access, check_bound, sees_submission
@@ -32,7 +35,7 @@ from usecases.benchmarks import Loaded, key_items, load, score_submission, store
 from usecases.budgets import sync_slot
 from usecases.clock import utc_iso
 from usecases.errors import Conflict, Forbidden, InvalidFields, NotFound, QuotaExceeded, invalid
-from usecases.scoring import dump_items, dumps, item_metric, validate_items
+from usecases.scoring import dump_columns, dump_items, dumps, item_columns, item_metric, validate_columns
 
 if TYPE_CHECKING:
     from usecases.services import Services
@@ -114,10 +117,15 @@ class PredictionsIn(StrictModel):
     )
 
 
+MAX_MODEL_CHARS = 128
+
+
 class SubmissionIn(StrictModel):
     """The body of ``POST /v1/benchmarks/{id}/submissions``."""
 
-    model: Annotated[str, StringConstraints(min_length=1, max_length=128)] = Field(description="Model name.")
+    model: Annotated[str, StringConstraints(min_length=1, max_length=MAX_MODEL_CHARS)] = Field(
+        description="Model name."
+    )
     predictions: PredictionsIn
     metadata: dict[str, Any] = Field(default_factory=dict, description="Free-form JSON (at most 16 KiB).")
 
@@ -126,12 +134,14 @@ MAX_RAW_METADATA_BYTES = 1024 * 1024
 """Metadata sent with more bytes than this is refused before it is parsed (its compact JSON may hold 16 KiB)."""
 
 
-def _typed_predictions(spec: ScorerSpec) -> type[StrictModel]:
-    """``{"items": [...]}`` typed for ``spec``'s prediction items: the structural pre-check's bounds."""
+@cache
+def _typed_predictions(name: str, item_model: type[StrictModel]) -> type[StrictModel]:
+    """``{"items": [...]}`` typed for scorer ``name``'s prediction items: the structural pre-check's bounds (one
+    model per scorer, so ``json_bounds.level_bounds`` computes its bounds once)."""
     return create_model(
-        f"{spec.name.replace('.', '_')}_submission_predictions",
+        f"{name.replace('.', '_')}_submission_predictions",
         __base__=StrictModel,
-        items=(list[spec.prediction_item_model], Field(max_length=MAX_JSON_ARRAY)),
+        items=(list[item_model], Field(max_length=MAX_JSON_ARRAY)),
     )
 
 
@@ -152,9 +162,17 @@ def parse_new(services: Services, benchmark_id: str, body: bytes) -> NewSubmissi
                     error = {"loc": ["body"], "msg": "unbalanced brackets", "type": "json_invalid"}
                     raise InvalidFields("The body is not valid JSON.", [error], malformed=True)
                 raise invalid("a submission is an object {model, predictions, metadata}", ("body",), "model_type")
-            json_bounds.check(_typed_predictions(spec), parts.get("predictions", b"{}"), ("body", "predictions"))
+            typed = _typed_predictions(spec.name, spec.prediction_item_model)
+            json_bounds.check(typed, parts.get("predictions", b"{}"), ("body", "predictions"))
             if len(parts.get("metadata", b"")) > MAX_RAW_METADATA_BYTES:
                 raise invalid("metadata too large", ("body", "metadata"), "too_long", "at most 16 KiB of JSON")
+            del parts  # copies of the body's values: not kept while the body is parsed
+        try:
+            plain = _plain_submission(pydantic_core.from_json(body, allow_inf_nan=False), spec.prediction_item_model)
+        except ValueError:
+            plain = None
+        if plain is not None:
+            return plain
         try:
             parsed = SubmissionIn.model_validate_json(body)
         except ValidationError as exc:
@@ -166,6 +184,25 @@ def parse_new(services: Services, benchmark_id: str, body: bytes) -> NewSubmissi
                 raise InvalidFields("The body is not valid JSON.", errors, malformed=True) from exc
             raise InvalidFields("The request failed validation.", errors) from exc
     return NewSubmission(parsed.model, parsed.predictions.items, parsed.metadata)
+
+
+def _plain_submission(data: Any, item_model: type[StrictModel]) -> NewSubmission | None:
+    """The submission a parsed JSON body asks for when ``SubmissionIn`` would take it as it is (checked without
+    copying an item), its items as ``ItemColumns`` when ``item_columns`` can tell they are valid (the parsed items
+    are then dropped at once); None otherwise, and then the model validates the body and gives the errors. The
+    parser is stricter than the model's (no NaN or Infinity), so what it refuses is left to the model too."""
+    if type(data) is not dict or not {"model", "predictions"} <= data.keys() <= {"model", "predictions", "metadata"}:
+        return None
+    model, predictions, metadata = data["model"], data["predictions"], data.get("metadata", {})
+    if type(model) is not str or not 1 <= len(model) <= MAX_MODEL_CHARS or type(metadata) is not dict:
+        return None
+    if type(predictions) is not dict or predictions.keys() != {"items"}:
+        return None
+    items = predictions["items"]
+    if type(items) is not list or len(items) > MAX_JSON_ARRAY or (items and set(map(type, items)) != {dict}):
+        return None
+    columns = item_columns(item_model, items)
+    return NewSubmission(model, items if columns is None else columns, metadata)
 
 
 JSONL_MEDIA_TYPE = "application/x-ndjson"
@@ -259,16 +296,25 @@ def submit_lines(
 
 @dataclass(frozen=True)
 class NewSubmission:
-    """What a submission asks: the model name, raw prediction items and free-form metadata."""
+    """What a submission asks: the model name, raw prediction items (or the same items already checked, as
+    ``ItemColumns``) and free-form metadata."""
 
     model: str
-    predictions: list[dict[str, Any]]
+    predictions: list[dict[str, Any]] | ItemColumns
     metadata: dict[str, Any]
 
     def fingerprint(self) -> str:
-        """SHA-256 of the canonical request, to tell an idempotent retry from a different body."""
-        body = {"model": self.model, "predictions": {"items": self.predictions}, "metadata": self.metadata}
-        return hashlib.sha256(dumps(body).encode()).hexdigest()
+        """SHA-256 of the canonical request (``dumps`` of the body), to tell an idempotent retry from a different
+        body; items held as ``ItemColumns`` give the text their dicts would."""
+        if not isinstance(self.predictions, ItemColumns):
+            body = {"model": self.model, "predictions": {"items": self.predictions}, "metadata": self.metadata}
+            return hashlib.sha256(dumps(body).encode()).hexdigest()
+        items = dump_columns(self.predictions, sort_keys=True, ensure_ascii=True)
+        text = f'{{"metadata":{dumps(self.metadata)},"model":{dumps(self.model)},"predictions":{{"items":{items}}}}}'
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+_PREDS = ("predictions", "items")
 
 
 def _create(
@@ -300,16 +346,17 @@ def _create(
     quota = placed.daily_quota(loaded.benchmark)
     if quota is not None and used >= quota:
         raise _quota_exceeded(quota, now)
-    preds = validate_items(loaded.spec.prediction_item_model, new.predictions, ("predictions", "items"))
+    preds = validate_columns(loaded.spec.prediction_item_model, new.predictions, _PREDS)
     predictions_json = dump_items(loaded.spec.prediction_item_model, preds)
     engines = services.engines
+    plain = isinstance(preds, ItemColumns)  # plain strings and integers: no array references to resolve
     shaped_key = arrays.resolve_items(engines, key, arrays.STORED, ("answer_key", "items"), shapes_only=True)
-    shaped = arrays.resolve_items(engines, preds, principal.key_id, ("predictions", "items"), shapes_only=True)
+    shaped = preds if plain else arrays.resolve_items(engines, preds, principal.key_id, _PREDS, shapes_only=True)
     cost = float(loaded.spec.cost(shaped_key, shaped, loaded.params))
     _check_cost(loaded.spec, cost)
     with sync_slot(services, large=cost >= 0.1 * loaded.spec.sync_budget):
         key = arrays.resolve_items(engines, key, arrays.STORED, ("answer_key", "items"))
-        resolved = arrays.resolve_items(engines, preds, principal.key_id, ("predictions", "items"))
+        resolved = preds if plain else arrays.resolve_items(engines, preds, principal.key_id, _PREDS)
         scored = score_submission(loaded, new.metadata, key, resolved)
     sub = SubmissionRow(
         0, str(uuid.uuid4()), benchmark_id, new.model, meta, principal.key_id, now, None, **placed.flags()

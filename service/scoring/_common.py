@@ -1,10 +1,13 @@
 """Shared pieces of the benchmark scorers: item bases, id matching, result assembly."""
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from itertools import repeat
 from operator import attrgetter
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, overload
 
 import numpy as np
 from pydantic import AfterValidator, Field
@@ -118,13 +121,55 @@ def match_items(key_ids: Sequence[str], pred_ids: Sequence[str]) -> np.ndarray:
     return index
 
 
+class ItemColumns(Sequence[Any]):
+    """Validated items of one model held as one list per field (every field of every item, in the model's field
+    order): what a scorer reads with ``column`` and ``int_column`` costs no object per item. Indexing or iterating
+    builds the model instances (``model_construct``: the values are already validated)."""
+
+    __slots__ = ("columns", "model")
+
+    def __init__(self, model: type[StrictModel], columns: dict[str, list[Any]]) -> None:
+        self.model = model
+        self.columns = columns
+
+    def __len__(self) -> int:
+        return len(next(iter(self.columns.values())))
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> "ItemColumns": ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return ItemColumns(self.model, {name: values[index] for name, values in self.columns.items()})
+        return self.model.model_construct(**{name: values[index] for name, values in self.columns.items()})
+
+    def __iter__(self) -> Iterator[Any]:
+        construct = self.model.model_construct
+        names = list(self.columns)
+        for row in zip(*self.columns.values(), strict=True):
+            yield construct(**dict(zip(names, row, strict=True)))
+
+    def take(self, index: Sequence[int]) -> "ItemColumns":
+        """The items at positions ``index``, in that order."""
+        return ItemColumns(
+            self.model, {name: list(map(values.__getitem__, index)) for name, values in self.columns.items()}
+        )
+
+
 def column(items: Sequence[Any], name: str) -> list[Any]:
-    """The attribute ``name`` of every item, in one C-level pass."""
+    """The attribute ``name`` of every item, in one C-level pass (a copy of the column of ``ItemColumns``)."""
+    if isinstance(items, ItemColumns):
+        return list(items.columns[name])
     return list(map(attrgetter(name), items))
 
 
 def int_column(items: Sequence[Any], name: str) -> np.ndarray:
     """Integer attribute ``name`` of every item as an int64 array."""
+    if isinstance(items, ItemColumns):
+        return np.array(items.columns[name], dtype=np.int64)
     return np.fromiter(map(attrgetter(name), items), dtype=np.int64, count=len(items))
 
 
@@ -146,6 +191,29 @@ def metric(value: float, ci_low: float | None = None, ci_high: float | None = No
     }
 
 
+@dataclass(frozen=True)
+class ItemValues:
+    """``item_scores`` as ``result`` gives them inside ``item_values_as_arrays``: the item ids, in key order, and
+    their float64 values."""
+
+    ids: list[Any]
+    values: np.ndarray
+
+
+_AS_ARRAYS: ContextVar[bool] = ContextVar("item_values_as_arrays", default=False)
+
+
+@contextmanager
+def item_values_as_arrays() -> Iterator[None]:
+    """Within: ``result`` gives ``item_scores`` as ``ItemValues`` rather than one dict per item (for the platform,
+    which stores the values as arrays)."""
+    token = _AS_ARRAYS.set(True)
+    try:
+        yield
+    finally:
+        _AS_ARRAYS.reset(token)
+
+
 def result(
     scores: dict[str, dict],
     breakdown: dict[str, Any],
@@ -154,16 +222,23 @@ def result(
     item_ids: Sequence[str],
     item_values: np.ndarray,
 ) -> dict[str, Any]:
-    """Assemble the scorer output; ``item_scores`` (stripped by the platform layer) follows key order."""
-    values = np.asarray(item_values, dtype=np.float64)
+    """Assemble the scorer output; ``item_scores`` (stripped by the platform layer) follows key order:
+    ``[{"item_id", "value"}, ...]``, or ``ItemValues`` inside ``item_values_as_arrays``."""
+    values = np.array(item_values, dtype=np.float64)
     if not np.all(np.isfinite(values)):
         raise Degenerate("a per-item score is not finite", ("item_scores",))
+    if _AS_ARRAYS.get():
+        if values.shape != (len(item_ids),):
+            raise ValueError(f"{values.size} item values for {len(item_ids)} items")
+        item_scores: Any = ItemValues(list(item_ids), values)
+    else:
+        item_scores = [{"item_id": i, "value": v} for i, v in zip(item_ids, values.tolist(), strict=True)]
     return {
         "scores": scores,
         "breakdown": breakdown,
         "coverage": finite(coverage, "coverage"),
         "reconstructed": reconstructed,
-        "item_scores": [{"item_id": i, "value": v} for i, v in zip(item_ids, values.tolist(), strict=True)],
+        "item_scores": item_scores,
     }
 
 

@@ -220,20 +220,31 @@ def _arrays(key_items: Sequence[AnswerKeyItem], pred_items: Sequence[PredictionI
     return ids, num_options, answer_idx, pred_index, choice_idx
 
 
+def _by_label(
+    labels: list[Any], correct: np.ndarray, num_options: np.ndarray, params: Params
+) -> dict[str, dict[str, Any]]:
+    """``_category_table`` of one metadata column (empty at once when no item has that metadata)."""
+    if labels.count(None) == len(labels):
+        return {}
+    return _category_table(*factorize(labels), correct, num_options, params)
+
+
 def score(key_items: list[AnswerKeyItem], pred_items: list[PredictionItem], params: Params) -> dict[str, Any]:
     """Score one split of film-MCQ predictions; see the module docstring."""
     ids, num_options, answer_idx, pred_index, choice_idx = _arrays(key_items, pred_items)
     film_codes, _ = factorize(column(key_items, "film_id"))
     correct, scores, overall = score_arrays(num_options, answer_idx, film_codes, pred_index, choice_idx, params)
-    year_codes, years = factorize(column(key_items, "release_year"))
-    decade_codes, decades = factorize([None if y is None else f"{y // 10 * 10}s" for y in years])
+    years = column(key_items, "release_year")
+    by_decade = {}
+    if years.count(None) < len(years):
+        year_codes, distinct = factorize(years)
+        decade_codes, decades = factorize([None if y is None else f"{y // 10 * 10}s" for y in distinct])
+        by_decade = _category_table(decade_codes[year_codes], decades, correct, num_options, params)
     breakdown = {
         "overall": overall,
-        "by_narrative_element": _category_table(
-            *factorize(column(key_items, "narrative_element")), correct, num_options, params
-        ),
-        "by_decade": _category_table(decade_codes[year_codes], decades, correct, num_options, params),
-        "by_modality": _category_table(*factorize(column(key_items, "modality_needed")), correct, num_options, params),
+        "by_narrative_element": _by_label(column(key_items, "narrative_element"), correct, num_options, params),
+        "by_decade": by_decade,
+        "by_modality": _by_label(column(key_items, "modality_needed"), correct, num_options, params),
         "protocol": "reconstructed-v1",
     }
     return result(scores, breakdown, scores["coverage"]["value"], RECONSTRUCTED, ids, correct)
