@@ -6,11 +6,12 @@ compare with exact values computed here by hand or by brute force over the bit s
 import itertools
 import math
 from collections import defaultdict
+from fractions import Fraction
 from functools import cache
 
 import numpy as np
 import pytest
-from scipy.stats import chisquare
+from scipy.stats import binom, chisquare
 
 from service.errors import Degenerate, InvalidInput
 from service.estimators.moead import (
@@ -428,3 +429,177 @@ def test_runtime_ratios_divide_the_mean_by_n_squared_and_by_n_squared_ln_n() -> 
     assert res.mean == pytest.approx(mean, rel=1e-12)
     assert res.evals_over_n2 == pytest.approx(mean / 144, rel=1e-12)
     assert res.evals_over_n2_log_n == pytest.approx(mean / (144 * math.log(12)), rel=1e-12)
+
+
+# ---------------------------------------------------------------- the simulator against a replay of fixed draws
+
+
+class ScriptedRng:
+    """Stands in for the ``np.random.Generator`` of a one-replicate ``omm_runtimes`` run. Every draw is the inverse
+    CDF, at a uniform of a seeded stream indexed by (generation, subproblem), of the law the simulator asks for, so
+    ``replay`` can run the same trajectory step by step; batching does not change which draw a step gets."""
+
+    def __init__(self, seed: int, num_sub: int, gens: int = 2000) -> None:
+        src = np.random.default_rng(seed)
+        self.init, self.pick, self.ell = (src.random((gens, num_sub)) for _ in range(3))
+        self.raw = src.bit_generator.random_raw((gens, num_sub))
+        self.hyper = src.random(gens * num_sub)
+        self.bit_generator = self
+        self.offset = {"raw": 0, "choice": 0, "integers": 0}
+        self.h = 0
+
+    def _rows(self, stream: str, shape: tuple[int, int, int]) -> slice:
+        gens, _, width = shape
+        assert width == 1
+        g0 = self.offset[stream]
+        self.offset[stream] += gens
+        return slice(g0, g0 + gens)
+
+    def binomial(self, n: int, p: float, size: tuple[int, int]) -> np.ndarray:
+        num_sub, reps = size
+        assert reps == 1
+        return binom.ppf(self.init[0, :num_sub], n, p).astype(np.int64)[:, None]
+
+    def random_raw(self, shape: tuple[int, int, int]) -> np.ndarray:
+        return self.raw[self._rows("raw", shape), : shape[1], None].copy()
+
+    def choice(self, a: np.ndarray, size: tuple[int, int, int], p: np.ndarray) -> np.ndarray:
+        cdf = np.cumsum(p)
+        u = self.ell[self._rows("choice", size), : size[1], None]
+        return a[np.minimum(np.searchsorted(cdf, u * cdf[-1], side="right"), a.size - 1)]
+
+    def integers(self, low: int, high: np.ndarray, size: tuple[int, int, int]) -> np.ndarray:
+        u = self.pick[self._rows("integers", size), : size[1], None]
+        return (low + np.floor(u * (high - low))).astype(np.int64)
+
+    def hypergeometric(self, ngood: np.ndarray, nbad: np.ndarray, nsample: np.ndarray) -> np.ndarray:
+        u = self.hyper[self.h]
+        self.h += 1
+        return np.array([hypergeometric_quantile(u, int(ngood[0]), int(nbad[0]), int(nsample[0]))])
+
+
+def hypergeometric_quantile(u: float, good: int, bad: int, draws: int) -> int:
+    """The smallest h with P(H ≤ h) > u, H the ones among ``draws`` bits drawn without replacement."""
+    total, cdf = math.comb(good + bad, draws), 0
+    for h in range(draws + 1):
+        cdf += math.comb(good, h) * math.comb(bad, draws - h)
+        if cdf > u * total:
+            return h
+    raise AssertionError("u < 1")
+
+
+@cache
+def bit_mutation_cdf(n: int, k: int) -> list[int]:
+    """round(2⁵³·P(|y|₁ ≤ y)) for y = 0..n under standard bit mutation of |x|₁ = k, in exact rational arithmetic:
+    y = k − (ones flipped) + (zeros flipped), each bit flipped with probability 1/n."""
+    p = Fraction(1, n)
+    pmf = [Fraction(0)] * (n + 1)
+    for a in range(k + 1):
+        for b in range(n - k + 1):
+            pa = math.comb(k, a) * p**a * (1 - p) ** (k - a)
+            pmf[k - a + b] += pa * math.comb(n - k, b) * p**b * (1 - p) ** (n - k - b)
+    return [round(sum(pmf[: y + 1]) * 2**53) for y in range(n + 1)]
+
+
+def replay(
+    n: int,
+    num_sub: int,
+    r: int,
+    rng: ScriptedRng,
+    *,
+    parent: str = "own",
+    tie_rule: str = "<=",
+    scalarization: str = "tchebycheff",
+    mutation: str = "standard_bit",
+    beta: float = 1.5,
+    max_evals: int,
+    same_generation_ties: str = "newer",
+) -> int:
+    """The algorithm of moead_sim's docstring one evaluation at a time on the draws of ``rng`` (consumed from its
+    streams directly): the runtime, or −1 past ``max_evals``. ``same_generation_ties="older"`` breaks the "<=" rule
+    on purpose: an x_j set earlier in the same generation keeps a tie."""
+    big_n = num_sub - 1
+
+    def g(j: int, k: int) -> int:
+        a, b = j * k, (big_n - j) * (n - k)
+        return max(a, b) if scalarization == "tchebycheff" else a + b
+
+    ks = [int(binom.ppf(u, n, 0.5)) for u in rng.init[0, :num_sub]]
+    archive: set[int] = set()
+    for evals, k in enumerate(ks, start=1):
+        archive.add(k)
+        if len(archive) == n + 1:
+            return evals
+    weights = [ell**-beta for ell in range(1, n + 1)]
+    ell_cdf = np.cumsum(weights) / sum(weights)
+    h, gen = 0, 0
+    while evals < max_evals:
+        set_now: set[int] = set()  # the x_j replaced in this generation
+        for i in range(num_sub):
+            lo, hi = max(0, i - r), min(big_n, i + r)
+            j = i if parent == "own" else lo + int(rng.pick[gen, i] * (hi - lo + 1))
+            k = ks[j]
+            if mutation == "standard_bit":
+                u = int(rng.raw[gen, i]) >> 11  # 53 uniform bits
+                y = next(v for v, c in enumerate(bit_mutation_cdf(n, k)) if c > u)
+            else:
+                ell = 1 + min(int(np.searchsorted(ell_cdf, rng.ell[gen, i] * ell_cdf[-1], side="right")), n - 1)
+                y = k + ell - 2 * hypergeometric_quantile(rng.hyper[h], k, n - k, ell)
+                h += 1
+            evals += 1
+            archive.add(y)
+            if len(archive) == n + 1:
+                return evals if evals <= max_evals else -1
+            for jj in range(lo, hi + 1):
+                tie = tie_rule == "<=" and g(jj, y) == g(jj, ks[jj])
+                if g(jj, y) < g(jj, ks[jj]) or (tie and not (same_generation_ties == "older" and jj in set_now)):
+                    ks[jj] = y
+                    set_now.add(jj)
+        gen += 1
+    return -1
+
+
+@pytest.mark.parametrize(
+    ("n", "num_sub", "r", "variant"),
+    [
+        (4, 5, 1, {}),
+        (5, 5, 2, {}),  # N < n
+        (4, 5, 1, {"tie_rule": "<"}),
+        (4, 5, 2, {"parent": "uniform"}),
+        (4, 3, 1, {"parent": "uniform", "tie_rule": "<", "scalarization": "weighted_sum"}),
+        (4, 5, 1, {"mutation": "power_law", "beta": 2.5}),
+        (5, 4, 1, {"mutation": "power_law", "parent": "uniform", "tie_rule": "<"}),
+        (6, 7, 1, {"max_evals": 45}),  # some runs hit the cap
+    ],
+)
+def test_runtime_is_the_step_by_step_algorithm_on_the_same_draws(n: int, num_sub: int, r: int, variant: dict) -> None:
+    """One replicate per seed, fed fixed draws: the count-level simulator (batched generations, the state words'
+    clocks deciding ties inside a generation) returns exactly the runtime of the step-by-step replay."""
+    kw = {"max_evals": 10**4, **variant}
+    got, want = [], []
+    for seed in range(30):
+        got.append(int(omm_runtimes(n, num_sub, r, 1, ScriptedRng(seed, num_sub), **kw)[0][0]))
+        want.append(replay(n, num_sub, r, ScriptedRng(seed, num_sub), **kw))
+    assert got == want
+    assert len(set(want)) > 5 and (-1 in want) == ("max_evals" in variant)
+
+
+@pytest.mark.parametrize(
+    ("n", "num_sub", "r", "variant", "seeds"),
+    [
+        (6, 7, 2, {}, [261, 386, 469]),
+        (6, 7, 2, {"parent": "uniform"}, [123, 649]),
+        (6, 5, 2, {"mutation": "power_law"}, [27, 75, 103, 179]),
+    ],
+)
+def test_a_later_offspring_of_the_same_generation_wins_a_tie(
+    n: int, num_sub: int, r: int, variant: dict, seeds: list[int]
+) -> None:
+    """Seeds (found by searching 1000) where two offspring of one generation tie at some g_j with different |x|₁
+    and the tie decides the runtime: the replay gives another runtime when the earlier one keeps x_j; the simulator
+    gives the replay's ("<=": the newer y replaces x_j)."""
+    kw = {"max_evals": 10**4, **variant}
+    for seed in seeds:
+        want = replay(n, num_sub, r, ScriptedRng(seed, num_sub), **kw)
+        assert replay(n, num_sub, r, ScriptedRng(seed, num_sub), **kw, same_generation_ties="older") != want
+        assert omm_runtimes(n, num_sub, r, 1, ScriptedRng(seed, num_sub), **kw)[0][0] == want
