@@ -603,3 +603,16 @@ def test_a_later_offspring_of_the_same_generation_wins_a_tie(
         want = replay(n, num_sub, r, ScriptedRng(seed, num_sub), **kw)
         assert replay(n, num_sub, r, ScriptedRng(seed, num_sub), **kw, same_generation_ties="older") != want
         assert omm_runtimes(n, num_sub, r, 1, ScriptedRng(seed, num_sub), **kw)[0][0] == want
+
+
+def test_bit_level_reference_defaults_are_own_parent_le_tchebycheff_standard_bit_and_beta_1_5() -> None:
+    """Same seeds, defaults left out or spelled out: the same runtimes; each other setting changes some of them."""
+
+    def runs(**kw: object) -> list[int]:
+        return [omm_runtime_bits(4, 5, 1, np.random.default_rng(s), max_evals=10**4, **kw) for s in range(25)]
+
+    explicit = {"parent": "own", "tie_rule": "<=", "scalarization": "tchebycheff", "mutation": "standard_bit"}
+    assert runs() == runs(**explicit)
+    for key, other in [("parent", "uniform"), ("tie_rule", "<"), ("scalarization", "weighted_sum")]:
+        assert runs(**{**explicit, key: other}) != runs(), key
+    assert runs(mutation="power_law") == runs(mutation="power_law", beta=1.5) != runs(mutation="power_law", beta=2.5)
