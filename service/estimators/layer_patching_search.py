@@ -113,7 +113,8 @@ def layered_dp(model: CostModel) -> tuple[np.ndarray, np.ndarray]:
     """Exact minimum cost at every added depth r = 0..R by DP over the layered graph (nodes (i, r, z_i)).
 
     Edge (i−1, r, z') → (i, r + z·w_i, z) costs z·δ_i + z'·z·interaction_{i−1}; one pass, O(M·R) vectorised over r.
-    Returns ``best`` (R + 1; +inf where unreachable) and ``patched`` ((R + 1) × M bool, an optimal set per depth).
+    Returns ``best`` (R + 1; +inf where unreachable) and ``patched`` ((R + 1) × M bool, an optimal set per depth,
+    the lowest mask Σ 2^i on ties as in :func:`table_dp`).
     """
     widths = model.widths
     m, big_r = model.m, int(widths.sum())
