@@ -616,3 +616,39 @@ def test_bit_level_reference_defaults_are_own_parent_le_tchebycheff_standard_bit
     for key, other in [("parent", "uniform"), ("tie_rule", "<"), ("scalarization", "weighted_sum")]:
         assert runs(**{**explicit, key: other}) != runs(), key
     assert runs(mutation="power_law") == runs(mutation="power_law", beta=1.5) != runs(mutation="power_law", beta=2.5)
+
+
+class RecordingRng:
+    """A seeded generator that records the shape of every batch of mutation draws (``random_raw``)."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.bit_generator = self
+        self.shapes: list[tuple[int, int, int]] = []
+
+    def random_raw(self, size: tuple[int, int, int]) -> np.ndarray:
+        self.shapes.append(size)
+        return self.rng.bit_generator.random_raw(size)
+
+    def binomial(self, n: int, p: float, size: tuple[int, int]) -> np.ndarray:
+        return self.rng.binomial(n, p, size=size)
+
+
+def test_batches_grow_with_the_run_stay_within_chunk_elements_and_stop_at_max_evals() -> None:
+    """No replicate can finish (n = 60 in 86 generations): every batch runs in full, so its length is the documented
+    rule, max(1, min(2¹⁸ // (5·3000) = 17, generations left, max(8, generations so far + 1))): 8, 9, 17, 17, 17, 17
+    and the 1 left before max_evals = 5 + 86·5; the work is every replicate for all 86 generations."""
+    rng = RecordingRng(0)
+    evals, work = omm_runtimes(60, 5, 1, 3000, rng, max_evals=435)
+    assert (evals == -1).all()
+    assert rng.shapes == [(g, 5, 3000) for g in (8, 9, 17, 17, 17, 17, 1)]
+    assert work == 3000 * 5 * 86
+
+
+def test_finished_replicates_are_dropped_from_later_batches() -> None:
+    """Runtimes spread over several batches: each batch draws only for the replicates not finished before it."""
+    rng = RecordingRng(1)
+    evals, work = omm_runtimes(8, 9, 1, 40, rng, max_evals=10**5)
+    widths = [w for _, _, w in rng.shapes]
+    assert widths[0] == 40 and widths[-1] < 40 and widths == sorted(widths, reverse=True)
+    assert work < 40 * 9 * -(-(evals.max() - 9) // 9)
