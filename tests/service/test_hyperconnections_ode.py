@@ -5,7 +5,15 @@ import warnings
 import numpy as np
 import pytest
 
-from service.estimators.hyperconnections_ode import System, _frequency, _regime, rk4
+from service.estimators.hyperconnections_ode import (
+    Spectrum,
+    System,
+    _frequency,
+    _regime,
+    field,
+    grouped_eigenvalues,
+    rk4,
+)
 
 
 def test_frequency_of_a_sampled_cosine() -> None:
@@ -119,3 +127,77 @@ def test_rk4_divergence_is_a_norm_above_1e6_and_an_overflow_is_recorded_as_the_l
         warnings.simplefilter("error", DeprecationWarning)
         burst = rk4(linear_system([[1e20]]), h0, 5.0, 0.5, lambda f: None)
     assert burst.regime == "divergence" and burst.norms.tolist() == [1e150, np.finfo(float).max]
+
+
+@pytest.mark.parametrize(
+    ("values", "leading"),
+    [
+        ([1.0, 1.0 + 2.0j, 1.0 - 1.0j], 1.0 + 2.0j),  # a tie in the real part: the largest |Im|
+        ([0.0, -1e-12 + 1.0j], -1e-12 + 1.0j),  # within 1e-12 (the bound included) is a tie
+        ([0.0, -0.5 + 2.0j], 0.0),  # 0.5 below is not
+    ],
+)
+def test_leading_eigenvalue_breaks_real_part_ties_within_1e_12_by_the_largest_imaginary_part(
+    values: list[complex], leading: complex
+) -> None:
+    empty = np.empty(0)
+    spec = Spectrum(np.array(values, dtype=complex), empty, empty, empty, empty, empty, empty, empty)
+    assert spec.leading() == leading
+
+
+@pytest.mark.parametrize(
+    ("diagonal", "values", "multiplicities"),
+    [
+        ([0.5, 0.5 + 1.5e-9], [0.5, 0.5 + 1.5e-9], [1, 1]),  # 1.5e-9 apart: above 1e-9·max(1, 0.5)
+        ([3.0, 3.0 + 2.5e-9], [3.0], [2]),  # below 1e-9·3
+        ([0.0, 1e-9], [0.0], [2]),  # exactly 1e-9·max(1, 1e-9) apart: equal
+    ],
+)
+def test_eigenvalues_of_v_are_grouped_within_1e_9_times_the_largest_modulus(
+    diagonal: list[float], values: list[float], multiplicities: list[int]
+) -> None:
+    mu, counts = grouped_eigenvalues(np.diag(diagonal))
+    assert np.sort(mu.real).tolist() == pytest.approx(values, abs=1e-15) and np.all(mu.imag == 0)
+    assert counts.tolist() == multiplicities
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_field_on_a_batch_of_states_is_the_field_of_each_state(causal: bool) -> None:
+    rng = np.random.default_rng(3)
+    system = System(
+        a_r=rng.standard_normal((2, 2)),
+        alpha=rng.standard_normal(2),
+        beta=rng.standard_normal(2),
+        w=rng.standard_normal((3, 3)),
+        v=rng.standard_normal((3, 3)),
+        n_tokens=4,
+        causal=causal,
+    )
+    states = 2.0 * rng.standard_normal((5, 2, 4, 3))
+    np.testing.assert_allclose(field(system, states), [field(system, h) for h in states], rtol=1e-12, atol=1e-12)
+
+
+def test_field_by_hand_for_two_tokens() -> None:
+    # n = 1, α = β = 1, a_r = 1 (R = 0), d = 1, W = 1, V = 2: z = h, scores s_ij = h_i h_j, softmax over j,
+    # dH/dt = 2·Σ_j softmax_j(h_i h_j)·h_j; causal: token 1 attends to itself only.
+    system = System(np.ones((1, 1)), np.ones(1), np.ones(1), np.ones((1, 1)), 2 * np.ones((1, 1)), 2, False)
+    h = np.array([[[1.0], [-2.0]]])
+    e = np.exp
+    row1 = (e(1.0) * 1 + e(-2.0) * -2) / (e(1.0) + e(-2.0))
+    row2 = (e(-2.0) * 1 + e(4.0) * -2) / (e(-2.0) + e(4.0))
+    np.testing.assert_allclose(field(system, h)[0, :, 0], [2 * row1, 2 * row2], rtol=1e-14)
+    causal = System(np.ones((1, 1)), np.ones(1), np.ones(1), np.ones((1, 1)), 2 * np.ones((1, 1)), 2, True)
+    np.testing.assert_allclose(field(causal, h)[0, :, 0], [2 * 1.0, 2 * row2], rtol=1e-14)
+
+
+def test_speed_is_the_relative_field_norm_at_the_last_state() -> None:
+    # One stream, dH/dt = r·H with r = 0.99e-4: ‖dH/dt‖/‖H‖ = r < 1e-4 at every state ("nontrivial" by the rule),
+    # while the norm grows by p(0.0198) ≈ 1.02 per step of 200 and by e^1.98 ≈ 7.2 over the run: the speed is taken
+    # at the last state relative to the last norm.
+    run = rk4(linear_system([[1.0 + 0.99e-4]]), np.ones((1, 2, 2)), 20_000.0, 200.0, lambda f: None)
+    assert run.norms[-1] / run.norms[0] == pytest.approx(rk4_factor(0.0198) ** 100, rel=1e-9)
+    assert run.regime == "nontrivial"
+
+
+def test_a_speed_of_exactly_1e_4_is_not_converged() -> None:
+    assert _regime(np.arange(10.0), np.ones(10), 1e-4, None) == "undetermined"
