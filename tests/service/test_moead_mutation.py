@@ -652,3 +652,21 @@ def test_finished_replicates_are_dropped_from_later_batches() -> None:
     widths = [w for _, _, w in rng.shapes]
     assert widths[0] == 40 and widths[-1] < 40 and widths == sorted(widths, reverse=True)
     assert work < 40 * 9 * -(-(evals.max() - 9) // 9)
+
+
+def test_bit_level_uniform_parent_is_drawn_from_the_neighbourhood() -> None:
+    """parent="uniform": step i draws its parent index uniformly from B(i) = [max(0, i − r), min(N, i + r)]."""
+    calls: list[tuple[int, int]] = []
+    rng = np.random.default_rng(6)
+
+    class Recording:
+        def __getattr__(self, name: str) -> object:
+            return getattr(rng, name)
+
+        def integers(self, low: int, high: int) -> int:
+            calls.append((low, high))
+            return rng.integers(low, high)
+
+    omm_runtime_bits(6, 5, 1, Recording(), parent="uniform", max_evals=10**4)  # type: ignore[arg-type]
+    windows = [(0, 2), (0, 3), (1, 4), (2, 5), (3, 5)]  # (lo, hi + 1) for N = 4, r = 1
+    assert len(calls) >= 10 and calls == [windows[s % 5] for s in range(len(calls))]
