@@ -64,8 +64,12 @@ test-processes: install-dev
 	$(PY) -m pytest -m "processes and not java" -q --ignore=tests/reliability/test_idempotency_crash.py \
 		$(PYTEST_ARGS)
 
-# The inner loop: everything not marked slow (processes, fuzzing, long property tests), in two processes. The
-# directories whose every test is slow are not even imported (the fuzz module builds the app when imported).
+# The inner loop: everything not marked slow (processes, fuzzing, long property tests, tests of a second or more
+# that a faster test of the same behaviour already covers; docs/testing.md), in two processes. The directories whose
+# every test is slow are not even imported (the fuzz module builds the app when imported). Bytecode is written even
+# where PYTHONDONTWRITEBYTECODE is set: without the cached compiled (and assert-rewritten) modules, every run
+# compiles ~300 modules again, which doubles collection.
+test-quick: export PYTHONDONTWRITEBYTECODE :=
 test-quick: install-dev
 	$(PY) -m pytest -n $(TEST_WORKERS) -p no:schemathesis -m "not slow and not java" -q --ignore=tests/contract --ignore=tests/reliability \
 		--ignore=tests/browser $(PYTEST_ARGS)

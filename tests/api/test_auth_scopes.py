@@ -9,7 +9,6 @@ import pytest
 from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 
-from api.app import create_app
 from api.auth import caller_with
 from usecases.api_keys import Principal
 from usecases.errors import Forbidden, Unauthorized
@@ -75,6 +74,8 @@ def _api_routes(routes: list[Any]) -> list[APIRoute]:
 
 @pytest.fixture(scope="module")
 def routes() -> list[APIRoute]:
+    from api.app import create_app  # here, not at collection
+
     app = create_app(Settings(database_url="sqlite://", secret_key="scopes", log_level="WARNING"))
     found = _api_routes(app.routes)
     assert len(found) > 50  # every router was walked

@@ -7,7 +7,6 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import matplotlib
 import pytest
 from fastapi.testclient import TestClient
 
@@ -57,6 +56,8 @@ def rows(*models: str) -> dict:
 
 
 def test_names_are_drawn_as_they_are_and_cut_at_60_characters():
+    import matplotlib  # here, not at collection
+
     with matplotlib.rc_context(figures.PLAIN_TEXT):
         fig = figures.leaderboard_figure(rows(FRAC, NESTED, REPEATED))
         figures.render(fig, "png")  # mathtext would raise on FRAC and recurse on NESTED

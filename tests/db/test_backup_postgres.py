@@ -6,16 +6,14 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from sqlalchemy import select
 
-from api.app import create_app
 from db.base import Base
 from db.engine import make_single_engine
 from db.migrate import upgrade
 from scripts import backup
 from tests.conftest import create_pg_database, drop_pg_database
-from tests.factories import film_key_items, film_predictions
+from tests.factories import film_key_items, film_predictions, serving
 from usecases.settings import Settings
 
 ADMIN = {"Authorization": "Bearer ek_admin_pg_backup_key"}
@@ -59,7 +57,7 @@ def test_pg_dump_and_restore_round_trip(databases: tuple[str, str], tmp_path: Pa
         pytest.skip("this machine's pg_dump is older than the PostgreSQL server (docs/deploy.md)")
     source, target = databases
     upgrade(source)
-    with TestClient(create_app(app_settings(source, tmp_path)), raise_server_exceptions=False) as c:
+    with serving(app_settings(source, tmp_path)) as c:
         runs = [
             c.post(
                 "/v1/estimators/minhash.variance",
@@ -81,7 +79,7 @@ def test_pg_dump_and_restore_round_trip(databases: tuple[str, str], tmp_path: Pa
     before = all_rows(source)
     assert len(before["run"]) == 5 and len(before["submission"]) == 3
     assert all_rows(target) == before
-    with TestClient(create_app(app_settings(target, tmp_path)), raise_server_exceptions=False) as c:
+    with serving(app_settings(target, tmp_path)) as c:
         assert c.get(f"/v1/benchmarks/{bench}/leaderboard").json() == board
         assert [c.get(f"/v1/runs/{i}").json()["id"] for i in runs] == runs
         new = c.post(
