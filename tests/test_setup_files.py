@@ -56,6 +56,7 @@ def _check_lock_covers(requirements: list[str], pins: dict[str, set[str]], lock:
                     assert canonicalize_name(dep.name) in pins, f"{req.name}[{extra}] needs {dep.name}: not in {lock}"
 
 
+@pytest.mark.slow
 def test_make_backup_without_a_database_fails_clearly_and_creates_nothing(tmp_path: Path) -> None:
     missing = tmp_path / "estibench.db"
     r = subprocess.run(
@@ -279,6 +280,7 @@ def test_compose_secrets_come_from_files_and_processes_are_bounded() -> None:
     assert not [arg for op, arg in _dockerfile_instructions() if op == "VOLUME"]
 
 
+@pytest.mark.slow
 def test_compose_validates_with_docker_compose() -> None:
     if shutil.which("docker-compose") is None:
         if REQUIRE_SERVICES:

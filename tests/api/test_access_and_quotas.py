@@ -54,6 +54,7 @@ def job_body(i: int) -> dict:
 # -- exact under concurrency ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_daily_quota_is_exact_under_20_concurrent_submissions(client: TestClient) -> None:
     bench_id = benchmark(client, max_submissions_per_day=5)["id"]
     alice = api_key(client, "submissions:write", name="alice")

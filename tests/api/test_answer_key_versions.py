@@ -71,6 +71,7 @@ def bench(client: TestClient, owner: dict[str, str]) -> dict:
     return made
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("queue", ["off", "immediate"])
 def test_restoring_version_1_brings_back_its_scores_on_both_boards(settings: Settings, queue: str) -> None:
     """Version 2: a is right on q0..q4, q8, q9 (0.7) and b on every public item (1.0); p0's answer moves to 2, so
@@ -221,6 +222,7 @@ def test_unknown_versions_and_benchmarks_are_404_and_bad_numbers_422(
     assert [v for v, _, _ in _versions(client, bench["id"], owner)] == [2, 1]
 
 
+@pytest.mark.slow
 def test_a_refused_restore_changes_nothing(
     client: TestClient, owner: dict[str, str], bench: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,6 +41,7 @@ def stored_hashes(client: TestClient) -> list[str]:
         return list(conn.execute(select(ApiKey.key_hash)).scalars())
 
 
+@pytest.mark.slow
 def test_a_new_configured_value_replaces_and_revokes_the_old_key(
     settings: Settings, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -61,6 +62,7 @@ def test_a_new_configured_value_replaces_and_revokes_the_old_key(
         assert len(c.get("/v1/api-keys", headers={"Authorization": f"Bearer {NEW}"}).json()["items"]) == 2
 
 
+@pytest.mark.slow
 def test_a_revoked_configured_key_works_again_after_a_restart(settings: Settings) -> None:
     with started(settings, OLD) as c:
         key_id = c.get("/v1/api-keys", headers={"Authorization": f"Bearer {OLD}"}).json()["items"][0]["id"]

@@ -113,6 +113,7 @@ def test_a_revoked_participant_loses_its_key_and_keeps_its_rows(
     assert actions.count("participant.revoked") == 1
 
 
+@pytest.mark.slow
 def test_a_baseline_is_listed_in_order_without_a_rank_and_takes_none(
     client: TestClient, bench: dict, owner: dict[str, str]
 ) -> None:
@@ -247,6 +248,7 @@ def test_the_audit_log_names_each_action_its_key_and_subject_newest_first(
     assert client.get(f"{base}/audit", params={"cursor": "!"}, headers=owner).status_code == 422
 
 
+@pytest.mark.slow
 def test_the_cli_runs_a_challenge(client: TestClient, bench: dict, owner: dict[str, str], capsys: Any) -> None:
     """participant-invite, participant-list, submission-patch, audit, owner-*, key-show, key-rotate and
     participant-revoke through the client over the app."""

@@ -149,6 +149,7 @@ def test_other_media_types_are_still_refused(client: TestClient, bench: dict, wr
     assert r.status_code == 415
 
 
+@pytest.mark.slow
 def test_openapi_documents_the_lines_body(client: TestClient) -> None:
     op = client.get("/openapi.json").json()["paths"]["/v1/benchmarks/{benchmark_id}/submissions"]["post"]
     content = op["requestBody"]["content"]

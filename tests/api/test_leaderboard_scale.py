@@ -46,6 +46,7 @@ def drawn(client: TestClient, monkeypatch: pytest.MonkeyPatch, url: str, **kw: A
     return [(row["rank"], row["model"], row["own"]) for row in drawing.data["rows"]]
 
 
+@pytest.mark.slow
 def test_the_plot_draws_the_top_ranks_and_the_callers_own_row(
     client: TestClient, board: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -80,6 +81,7 @@ def test_the_callers_plot_is_private_and_shows_its_row(client: TestClient, board
     assert "1. a" in text and "4. d (yours)" in text and "2. b" not in text
 
 
+@pytest.mark.slow
 def test_pages_ranks_and_own_rows_are_read_on_the_order_index(
     client: TestClient, board: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:

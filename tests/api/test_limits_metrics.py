@@ -34,6 +34,7 @@ def test_rate_limit_is_shared_through_redis(client: TestClient, settings: Settin
     assert codes == [200, 200, 200, 429]
 
 
+@pytest.mark.slow
 def test_default_limit_is_generous(client: TestClient) -> None:
     assert all(client.get("/v1/estimators").status_code == 200 for _ in range(200))
 
@@ -49,6 +50,7 @@ def test_metrics_count_requests_by_route_and_report_jobs(client: TestClient) -> 
     assert client.get("/metrics").headers["content-type"].startswith("text/plain")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["/metrics"])
 def test_metrics_not_in_openapi(client: TestClient, path: str) -> None:
     assert path not in client.get("/openapi.json").json()["paths"]

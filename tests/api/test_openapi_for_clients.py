@@ -4,9 +4,14 @@ a key, npy uploads as application/octet-stream, one response type per leaderboar
 from collections import Counter
 
 import numpy as np
+import pytest
 from fastapi.testclient import TestClient
 
 from tests.factories import ADMIN, NPY, api_key, benchmark, npy, post_submission
+
+pytestmark = pytest.mark.slow
+"""Each test builds the whole OpenAPI document (1.5 s); tests/api/test_openapi.py's served-equals-committed check
+keeps the document in make test-quick."""
 
 
 def test_every_schema_title_is_unique(client: TestClient) -> None:

@@ -251,6 +251,7 @@ def test_a_benchmark_without_phases_takes_submissions_as_before(client: TestClie
     assert (made["phase_id"], made["late"]) == (None, False)
 
 
+@pytest.mark.slow
 def test_a_phase_total_limit_is_exact_under_concurrency_and_counts_the_whole_team(
     client: TestClient, clock: Clock, owner: dict[str, str], bench: dict
 ) -> None:
@@ -333,6 +334,7 @@ def test_the_reaper_pass_freezes_an_ended_phase_nobody_read(
     assert _actions(client, bench["id"], owner).count("phase.frozen") == 1
 
 
+@pytest.mark.slow
 def test_the_cli_runs_the_phases(
     client: TestClient, clock: Clock, owner: dict[str, str], bench: dict, capsys: Any
 ) -> None:
@@ -400,6 +402,7 @@ def test_two_engines_inserting_one_snapshot_at_once_store_it_once(
     second.dispose()
 
 
+@pytest.mark.slow
 def test_a_phase_per_day_limit_replaces_the_benchmark_quota_while_it_is_open(
     client: TestClient, clock: Clock, owner: dict[str, str]
 ) -> None:
@@ -419,6 +422,7 @@ def _overall(client: TestClient, bench_id: str, headers: dict | None = None, **p
     return [(x["rank"], x["model"], x["scores"]["accuracy"]["value"]) for x in r.json()["items"]]
 
 
+@pytest.mark.slow
 def test_a_hidden_phase_shows_nothing_of_its_board_anywhere_until_its_end(
     client: TestClient, clock: Clock, owner: dict[str, str], bench: dict
 ) -> None:
@@ -468,6 +472,7 @@ def test_a_hidden_phase_shows_nothing_of_its_board_anywhere_until_its_end(
     assert _actions(client, bid, owner).count("phase.frozen") == 2
 
 
+@pytest.mark.slow
 def test_a_phase_made_hidden_or_public_while_open_leaves_or_joins_the_overall_board(
     client: TestClient, clock: Clock, owner: dict[str, str], bench: dict
 ) -> None:
@@ -488,6 +493,7 @@ def test_a_phase_made_hidden_or_public_while_open_leaves_or_joins_the_overall_bo
     assert _overall(client, bid) == [(1, "alpha", 0.8), (2, "beta", 0.6)]
 
 
+@pytest.mark.slow
 def test_a_frozen_board_is_the_board_at_the_phase_end(
     client: TestClient, clock: Clock, owner: dict[str, str], bench: dict
 ) -> None:

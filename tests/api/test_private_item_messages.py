@@ -331,6 +331,8 @@ def zbb() -> Case:
 
 CASES = {c.scorer: c for c in (f() for f in (film_mcq, raven, scene3d_grounding, scene3d_qa, scene3d_densecap))}
 CASES |= {c.scorer: c for c in (f() for f in (stakebench, televal, ubench, vimu, zbb))}
+SLOW_CASES = {"raven", "scene3d_qa", "ubench"}
+"""The costliest cases (make test-quick runs the other seven)."""
 
 
 def strings(value: Any) -> Iterator[str]:
@@ -358,7 +360,9 @@ def test_every_scorer_is_audited() -> None:
     assert set(CASES) == set(SCORERS)
 
 
-@pytest.mark.parametrize("scorer", sorted(CASES))
+@pytest.mark.parametrize(
+    "scorer", [pytest.param(s, marks=pytest.mark.slow) if s in SLOW_CASES else s for s in sorted(CASES)]
+)
 def test_invalid_predictions_for_private_items_reveal_no_answer(client: Any, scorer: str) -> None:
     case = CASES[scorer]
     extra = {"scorer_params": case.params} if case.params else {}

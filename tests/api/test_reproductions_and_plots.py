@@ -60,6 +60,7 @@ def test_running_a_check_needs_the_admin_scope(jobs_client):
     assert jobs_client.post("/v1/reproductions/cminhash", headers=runner).status_code == 403
 
 
+@pytest.mark.slow
 def test_a_rerun_replaces_the_papers_rows_with_its_runs_and_plot(jobs_client):
     r = jobs_client.post("/v1/reproductions/double-descent", headers=ADMIN)
     assert r.status_code == 202 and r.headers["Location"] == f"/v1/jobs/{r.json()['id']}"
@@ -87,6 +88,7 @@ def test_a_rerun_replaces_the_papers_rows_with_its_runs_and_plot(jobs_client):
     assert other["latest"] is None and other["claims"][0]["evidence"]["run_ids"] == []  # still the committed ledger
 
 
+@pytest.mark.slow
 def test_pending_and_unreproducible_papers(jobs_client):
     r = jobs_client.post("/v1/reproductions/hyperconnections", headers=ADMIN)
     if jobs_client.get("/v1/reproductions/hyperconnections").json()["status"] == "pending":

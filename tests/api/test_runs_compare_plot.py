@@ -127,6 +127,7 @@ def _points(x: Any, y: Any) -> list[tuple[float, float]]:
     return [(float(a), float(b)) for a, b in zip(x, y, strict=True) if b is not None and math.isfinite(float(b))]
 
 
+@pytest.mark.slow
 def test_every_declared_overlay_draws_its_runs_curves() -> None:
     """Each estimator declaring an overlay, on its example params: every curve is a series its own single-run plot
     draws (the same finite points), and two runs overlaid are twice its curves."""

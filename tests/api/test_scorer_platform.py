@@ -56,6 +56,7 @@ def flags(items: list[dict]) -> str:
     return "".join("-" if r[0] not in got else str(int(got[r[0]])) for r in FIXTURE)
 
 
+@pytest.mark.slow
 def test_every_metric_is_stored_per_item_and_compared_by_mcnemar(client: TestClient, settings: Settings) -> None:
     """The zbb baseline/steered fixture: per-item flags of both metrics and the McNemar figures of its table."""
     bench = benchmark(client, scorer="zbb", items=ZBB_KEY)
@@ -176,6 +177,7 @@ def score_body(n: int, correct: int) -> dict:
     return {"answer_key": {"items": film_key(n)}, "predictions": {"items": film_preds(n, correct)}}
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("tight_film")
 def test_stateless_scoring_over_the_budget_is_a_job(settings: Settings) -> None:
     url = "/v1/scorers/film_mcq/score"
@@ -236,6 +238,7 @@ def test_submissions_and_answer_keys_respect_the_hard_cap(client: TestClient) ->
 # -- uploaded arrays inside scorer items ---------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_npy_references_in_items_score_like_lists(client: TestClient, settings: Settings) -> None:
     keys, preds = subset_mask_items(MODEL[:3])
     listed = client.post(
@@ -338,6 +341,7 @@ def test_artifacts_are_stored_and_served_with_the_runs_visibility(settings: Sett
 # -- RAVEN-Bench cross-modal route -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_raven_cross_modal_from_three_submissions(client: TestClient) -> None:
     """The synthetic three-setting table: G_cm = 0.833333 − 0.738095 = 0.0952381; each submission is scored with
     its metadata's setting."""

@@ -63,6 +63,7 @@ def test_svg_figures_run_nothing_and_json_is_not_sniffed(client):
     assert health.headers["x-content-type-options"] == "nosniff" and "content-security-policy" not in health.headers
 
 
+@pytest.mark.slow
 def test_head_answers_wherever_get_does(client):
     run = client.post("/v1/estimators/moead.omm_scaling", json={"r": 1, "reps": 5, "ns": [8, 16]}).json()
     for path in ("/", "/v1/health", "/openapi.json", "/static/web/style.css", f"/v1/runs/{run['id']}/plot", "/docs"):

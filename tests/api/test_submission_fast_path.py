@@ -151,7 +151,7 @@ SCORING_ERRORS = (
 )
 
 
-@pytest.mark.parametrize("size", ["small", "large"])
+@pytest.mark.parametrize("size", ["small", pytest.param("large", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("kind", BAD_ITEMS)
 def test_each_kind_of_invalid_item_gets_the_same_error(
     client: TestClient,
@@ -182,9 +182,14 @@ def test_each_kind_of_invalid_item_gets_the_same_error(
         b'{"model": "m", "predictions": {"items": [1, 2]}}',
         b'{"model": "m", "predictions": {"items": [}',
         b'[{"model": "m"}]',
-        json.dumps({"model": "x" * 129, "predictions": {"items": _items()}}).encode(),
-        json.dumps({"model": "m", "predictions": {"items": _items()}, "metadata": "x"}).encode(),
-        json.dumps({"model": "m", "predictions": {"items": _items()}})[:-3].encode(),
+        *(
+            pytest.param(body.encode(), marks=pytest.mark.slow)
+            for body in (
+                json.dumps({"model": "x" * 129, "predictions": {"items": _items()}}),
+                json.dumps({"model": "m", "predictions": {"items": _items()}, "metadata": "x"}),
+                json.dumps({"model": "m", "predictions": {"items": _items()}})[:-3],
+            )
+        ),
     ],
 )
 def test_each_kind_of_invalid_envelope_gets_the_same_answer(

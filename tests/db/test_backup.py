@@ -59,6 +59,7 @@ def counts(url: str) -> dict[str, int]:
     return out
 
 
+@pytest.mark.slow
 def test_snapshot_of_a_live_store_restores(populated, tmp_path: Path) -> None:
     url, client, ids = populated
     stop = threading.Event()
@@ -88,6 +89,7 @@ def test_snapshot_of_a_live_store_restores(populated, tmp_path: Path) -> None:
         snapshot(url, dest)  # never overwrites
 
 
+@pytest.mark.slow
 def test_copy_sqlite_store_into_postgres(populated, postgres_server_url: str, tmp_path: Path) -> None:
     url, _, ids = populated
     target = create_pg_database(postgres_server_url, "estibench_copy")

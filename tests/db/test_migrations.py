@@ -1,5 +1,6 @@
 """Migrations are the only way the schema is made: upgrade/downgrade round trip, and models == migrations."""
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import create_engine, inspect
@@ -24,6 +25,7 @@ def test_models_match_migrations(db_url: str) -> None:
     assert diff == []
 
 
+@pytest.mark.slow
 def test_downgrade_to_base_and_up_again(db_url: str) -> None:
     expected = {t.name for t in Base.metadata.sorted_tables}
     assert expected <= _tables(db_url)

@@ -197,6 +197,7 @@ def _table(services: Services, bench: str) -> list[tuple]:
     return sorted(tuple(r) for r in rows)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [0, 1])
 def test_the_maintained_board_equals_a_full_recomputation(services: Services, seed: int) -> None:
     rng = random.Random(seed)
@@ -279,6 +280,7 @@ def test_concurrent_writers_leave_the_board_exact_on_sqlite(services: Services) 
     assert assert_boards_exact(services, bench) > 0
 
 
+@pytest.mark.slow
 def test_concurrent_writers_leave_the_board_exact_on_postgres(settings: Settings, postgres_server_url: str) -> None:
     url = create_pg_database(postgres_server_url, "estibench_rankings")
     try:
@@ -357,6 +359,7 @@ def test_a_hidden_phase_joins_the_board_exactly_at_its_freeze_on_sqlite(services
     _phase_race(services, new_benchmark(services), 3)
 
 
+@pytest.mark.slow
 def test_a_hidden_phase_joins_the_board_exactly_at_its_freeze_on_postgres(
     settings: Settings, postgres_server_url: str
 ) -> None:

@@ -113,7 +113,14 @@ def _scanned(body: bytes) -> tuple[list[int], bool]:
     return found, scan.inside
 
 
-@pytest.mark.parametrize(("chunk", "block"), [(1 << 20, 1 << 18), (7, 3), (64, 64), (64, 5), (1 << 20, 1)])
+@pytest.mark.parametrize(
+    ("chunk", "block"),
+    [
+        (1 << 20, 1 << 18),
+        (64, 64),
+        *(pytest.param(*cb, marks=pytest.mark.slow) for cb in [(7, 3), (64, 5), (1 << 20, 1)]),
+    ],
+)
 def test_the_scan_finds_what_a_byte_by_byte_walk_finds(monkeypatch: pytest.MonkeyPatch, chunk: int, block: int) -> None:
     monkeypatch.setattr(json_bounds, "_CHUNK", chunk)
     monkeypatch.setattr(json_bounds, "_BLOCK", block)
@@ -133,7 +140,9 @@ def test_runs_of_backslashes_across_blocks(monkeypatch: pytest.MonkeyPatch) -> N
             assert _scanned(body) == _walk(body), body
 
 
-@pytest.mark.parametrize(("chunk", "block"), [(1 << 20, 1 << 18), (5, 5), (6, 4)])
+@pytest.mark.parametrize(
+    ("chunk", "block"), [(1 << 20, 1 << 18), *(pytest.param(*cb, marks=pytest.mark.slow) for cb in [(5, 5), (6, 4)])]
+)
 def test_members_split_where_a_byte_by_byte_walk_splits(
     monkeypatch: pytest.MonkeyPatch, chunk: int, block: int
 ) -> None:

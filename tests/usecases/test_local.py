@@ -139,6 +139,7 @@ def _frames(api: Local | Client) -> tuple[Any, Any, str, str, dict[str, Any]]:
     return frame, api.runs_dataframe(name="nothing.here"), html_page, b["id"], api.compare_runs([a["id"], b["id"]])
 
 
+@pytest.mark.slow
 def test_dataframes_run_display_and_compare_alike(local: Local, http: Client) -> None:
     import pandas as pd
 
