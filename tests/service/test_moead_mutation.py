@@ -387,6 +387,7 @@ def test_cost_with_r_equal_to_n_counts_every_subproblem_in_each_neighbourhood() 
         (3, 4, 1, {}),
         (3, 3, 1, {"parent": "uniform", "tie_rule": "<", "scalarization": "weighted_sum"}),
         (3, 3, 2, {"mutation": "power_law", "beta": 2.0, "tie_rule": "<"}),
+        (2, 3, 1, {"mutation": "power_law", "beta": 0.5}),  # ℓ = 2 flips both bits: 0 ↔ 2
     ],
 )
 def test_bit_level_reference_follows_the_exact_markov_chain_law(n: int, num_sub: int, r: int, variant: dict) -> None:
