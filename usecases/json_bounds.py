@@ -97,13 +97,16 @@ class _Scan:
     temporaries take a few bytes per block byte whatever the body's size. A quote opens or closes a string unless
     an odd run of backslashes precedes it; the parity of the quotes so far and of the backslashes ending a block
     carry over to the next. Iterating gives, per block, its offset from ``start`` and the bytes of its marks in
-    order; ``inside`` tells whether the part scanned so far leaves a string open."""
+    order; ``inside`` tells whether the part scanned so far leaves a string open, and (when asked for) ``quotes``
+    the offsets in ``body`` of the block's unescaped quotes."""
 
-    def __init__(self, body: bytes, start: int = 0, stop: int | None = None) -> None:
+    def __init__(self, body: bytes, start: int = 0, stop: int | None = None, quotes: bool = False) -> None:
         self.body = body
         self.start = start
         self.stop = len(body) if stop is None else stop
         self.inside = False
+        self.keep_quotes = quotes
+        self.quotes = _NOTHING
         self._slash = False  # the part scanned so far ends with an odd run of backslashes
         self._at = start
         self._found = _NOTHING
@@ -132,6 +135,8 @@ class _Scan:
         marks = part.take(found)
         quote = marks == _QUOTE
         quotes = np.count_nonzero(quote)
+        if self.keep_quotes:
+            self.quotes = found.compress(quote) + a
         if quotes:
             odd = (np.cumsum(quote, dtype=np.int32) & 1).astype(np.bool_)  # an odd count of the block's quotes so far
             keep = np.flatnonzero(odd & ~quote if self.inside else ~(odd | quote))
@@ -166,6 +171,15 @@ class _Scan:
     def offsets(self, indices: np.ndarray) -> np.ndarray:
         """Offsets from ``start`` of the marks at ``indices`` among those of the block iterated last."""
         return self._found[indices] + (self._at - self.start)
+
+
+def blocks(body: bytes, start: int = 0, stop: int | None = None) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """The scan of ``body[start:stop]`` (read as a JSON text beginning at ``start``: outside strings, not escaped),
+    one block of at most ``_BLOCK`` bytes at a time: per block, the offsets in ``body`` and the bytes of its
+    brackets, commas and colons outside strings, and the offsets of its unescaped double quotes."""
+    scan = _Scan(body, start, stop, quotes=True)
+    for _, marks in scan:
+        yield scan._found + scan._at, marks, scan.quotes
 
 
 def _counts(body: bytes) -> tuple[np.ndarray, np.ndarray] | None:
