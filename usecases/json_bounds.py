@@ -249,28 +249,6 @@ def check(model: type[StrictModel], body: bytes, loc: tuple[str, ...] = ("body",
             )
 
 
-def quote_positions(text: np.ndarray) -> np.ndarray:
-    """Positions of the unescaped double quotes of a JSON text (those after an even run of backslashes): string
-    starts and ends alternate."""
-    quotes = np.flatnonzero(text == ord('"'))
-    slashes = np.flatnonzero(text == ord("\\"))
-    if quotes.size == 0 or slashes.size == 0:
-        return quotes
-    run_starts = slashes[np.r_[True, np.diff(slashes) != 1]]
-    last = np.searchsorted(slashes, quotes, side="left") - 1
-    after_slash = (last >= 0) & (slashes[np.maximum(last, 0)] == quotes - 1)
-    start = run_starts[np.searchsorted(run_starts, quotes, side="right") - 1]
-    run = np.where(after_slash, quotes - start, 0)
-    return quotes[run % 2 == 0]
-
-
-def outside_strings(text: np.ndarray, quotes: np.ndarray) -> np.ndarray:
-    """True for the bytes of a JSON text that are not inside a string (the quotes themselves count as inside)."""
-    toggles = np.zeros(text.size, np.uint8)
-    toggles[quotes] = 1
-    return ~(np.bitwise_xor.accumulate(toggles) | toggles).astype(bool)
-
-
 MAX_MEMBERS = 16
 """``members`` splits objects of at most this many members (a request envelope has a handful)."""
 
