@@ -1,13 +1,17 @@
 """fdslm estimators: the lag estimator on the logistic-transition generator, the steering law, Kaplan-Meier and
 censoring fixtures, and the perception vector against hand computations."""
 
+import warnings
+
 import numpy as np
 import pytest
+from matplotlib.colors import to_rgba
 from pydantic import ValidationError
 from scipy.stats import mannwhitneyu
 
 from service.errors import InvalidInput
 from service.estimators import fdslm
+from service.plot_overlay import Curve, Curves
 from service.registry import ESTIMATORS, no_progress
 
 D, T, T0, W, K = 256, 48, 16, 24, 2
@@ -287,3 +291,167 @@ def test_plots_draw_the_result_curves():
     fig = fdslm.perception_plot(pv)
     assert fig.axes[0].lines[0].get_ydata().tolist() == [pv.layers[0].auc]
     assert fig.axes[1].lines[0].get_ydata().tolist() == [pv.layers[0].norm]
+
+
+# ------------------------------------------------------------------ edges found by the mutation run
+
+
+def test_dimension_and_returned_value_caps_are_inclusive():
+    # d = 8192 and len(layers)·d = 131,072 pass; d = 8193 and 17 layers × 8192 are refused, naming the field.
+    labels = [1, -1]
+    ok = fdslm.perception_vector(
+        build(fdslm.PerceptionVectorParams, hidden_states=np.zeros((2, 16, 8192)), labels=labels), no_progress
+    )
+    assert len(ok.layers) == 16 and ok.d == 8192
+    for shape, loc in (((2, 1, 8193), ("hidden_states",)), ((2, 17, 8192), ("layers",))):
+        with pytest.raises(InvalidInput) as err:
+            fdslm.perception_vector(
+                build(fdslm.PerceptionVectorParams, hidden_states=np.zeros(shape), labels=labels), no_progress
+            )
+        assert err.value.loc == loc
+    lag = dict(onset=0, window=0, k=1, vector=np.ones(8192), midpoint=np.zeros(8192))
+    assert fdslm.state_lag(
+        build(fdslm.StateLagParams, hidden_states=np.ones((1, 1, 8192)), **lag), no_progress
+    ).lag_frames == [0]
+    lag.update(vector=np.ones(8193), midpoint=np.zeros(8193))
+    with pytest.raises(InvalidInput) as err:
+        fdslm.state_lag(build(fdslm.StateLagParams, hidden_states=np.ones((1, 1, 8193)), **lag), no_progress)
+    assert err.value.loc == ("hidden_states",)
+
+
+def test_best_layer_is_the_highest_auc_and_axes_with_zero_components_score():
+    # Layer 0: P = (2, 0), (3, 0); G = (0, 0), (1, 0): v = (2, 0) has a zero component; scores ∝ x, AUC 1.
+    # Layer 1: P = 1, 0; G = 0, 0.5 (second coordinate 0) → AUC (1 + 1 + ½ + 0)/4 = 0.625. Layer 2 is the same in
+    # both groups (v = 0): null AUC, without a RuntimeWarning.
+    h = np.array(
+        [
+            [[2.0, 0.0], [1.0, 0.0], [1.0, 1.0]],
+            [[3.0, 0.0], [0.0, 0.0], [1.0, 1.0]],
+            [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]],
+            [[1.0, 0.0], [0.5, 0.0], [1.0, 1.0]],
+        ]
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out = fdslm.perception_vector(
+            build(fdslm.PerceptionVectorParams, hidden_states=h, labels=[1, 1, -1, -1]), no_progress
+        )
+    assert [row.auc for row in out.layers] == [1.0, 0.625, None]
+    assert out.best_layer == 0
+    assert out.layers[0].vector == [2.0, 0.0]
+
+
+def test_missing_midpoint_or_wrong_midpoint_size_names_the_field():
+    base = dict(hidden_states=np.ones((1, 3, 2)), onset=0, window=1)
+    for extra, loc in (
+        ({"vector": [1.0, 0.0]}, ("vector",)),
+        ({"vector": [1.0, 0.0], "midpoint": [0.0, 0.0, 0.0]}, ("midpoint",)),
+    ):
+        with pytest.raises(InvalidInput) as err:
+            fdslm.state_lag(build(fdslm.StateLagParams, **base, **extra), no_progress)
+        assert err.value.loc == loc
+
+
+def test_onset_window_and_k_bounds():
+    # t₀ + W = T − 1 is the last frame (allowed), t₀ + W = T is refused; K = W + 1 is one run over the whole window
+    # (bound 0), K = W + 2 is refused.
+    scores = np.ones((1, 10))
+    out = fdslm.state_lag(build(fdslm.StateLagParams, scores=scores, onset=4, window=5, k=6), no_progress)
+    assert (out.lag_frames, out.censor_bound) == ([0], 0)
+    for kwargs, loc in (({"onset": 5, "window": 5}, ("onset",)), ({"onset": 0, "window": 5, "k": 7}, ("k",))):
+        with pytest.raises(InvalidInput) as err:
+            fdslm.state_lag(build(fdslm.StateLagParams, scores=scores, **kwargs), no_progress)
+        assert err.value.loc == loc
+
+
+def test_lag_zero_censoring_at_the_bound_and_the_rule_text():
+    # W = 5, K = 3: bound 3. Row 0 is perceptive from the onset (lag 0), row 1 from frame 3 (lag 3 = bound), row 2
+    # never (censored, lag_ms null). Kaplan-Meier: at 0, 3 at risk, 1 event → 2/3; at 3, rows 1 and 2 at risk (a
+    # censored lag counts as at risk up to its time, beyond the bound), 1 event → 1/3.
+    scores = -np.ones((3, 8))
+    scores[0] = 1.0
+    scores[1, 3:] = 1.0
+    out = fdslm.state_lag(build(fdslm.StateLagParams, scores=scores, onset=0, window=5, k=3), no_progress)
+    assert out.lag_frames == [0, 3, None] and out.lag_ms == [0.0, 240.0, None]
+    assert out.censored == [False, False, True]
+    assert out.km_lags == [0, 3] and out.km_survival == pytest.approx([2 / 3, 1 / 3], abs=1e-15)
+    assert out.rule == "first τ in 0..3 with s(t₀+τ+j) > 0 for j = 0..2; censored otherwise"
+    assert fdslm.first_runs(np.zeros((1, 4), dtype=bool), 2).tolist() == [-1]
+
+
+def test_predicted_lag_at_the_censoring_bound():
+    # W = 24, K = 2: bound 23. x* = L = 22.5 at α = 0 → lag ⌊22.5⌋ + 1 = 23, still observed; L = 23.5 → 24, censored.
+    scores = np.ones((1, 30))
+    for delay, lag, censored in ((22.5, 23, False), (23.5, None, True)):
+        law = {"delay": delay, "tau": 2.0, "alphas": [0.0]}
+        out = fdslm.state_lag(build(fdslm.StateLagParams, scores=scores, onset=0, steering=law), no_progress)
+        assert (out.predicted[0].lag_frames, out.predicted[0].censored) == (lag, censored)
+
+
+def test_state_lag_cost_of_hidden_states_and_of_nothing():
+    hidden = build(
+        fdslm.StateLagParams, hidden_states=np.zeros((2, 5, 3)), onset=0, vector=[1.0] * 3, midpoint=[0.0] * 3
+    )
+    assert fdslm.state_lag_cost(hidden) == 30.0
+    assert fdslm.state_lag_cost(fdslm.StateLagParams(onset=0)) == 0.0
+    assert fdslm.state_lag_cost(fdslm.StateLagParams(scores=[[]], onset=0)) == 0.0
+
+
+def test_plots_labels_styles_and_overlay_curves():
+    pv = fdslm.perception_vector(
+        build(
+            fdslm.PerceptionVectorParams,
+            hidden_states=np.arange(24.0).reshape(4, 3, 2) % 5,
+            labels=[1, 1, -1, -1],
+            layers=[2, 0],
+        ),
+        no_progress,
+    )
+    fig = fdslm.perception_plot(pv)
+    assert tuple(fig.get_size_inches()) == (6.0, 4.0)
+    ax, twin = fig.axes
+    (auc,) = ax.lines
+    assert (auc.get_xdata().tolist(), auc.get_marker(), auc.get_linestyle(), auc.get_label()) == (
+        [2, 0],
+        "o",
+        "-",
+        "AUC",
+    )
+    assert auc.get_ydata().tolist() == [row.auc for row in pv.layers]
+    (norm,) = twin.lines
+    assert (norm.get_xdata().tolist(), norm.get_marker(), norm.get_linestyle(), norm.get_label()) == (
+        [2, 0],
+        "s",
+        "--",
+        "‖v‖",
+    )
+    assert to_rgba(norm.get_color()) == to_rgba("tab:orange")
+    assert (ax.get_xlabel(), ax.get_ylabel(), twin.get_ylabel()) == ("layer", "separability AUC", "‖v‖")
+    legend = fig.legends[0]
+    assert [t.get_text() for t in legend.get_texts()] == ["AUC", "‖v‖"]
+    assert legend._loc == 4 and {t.get_fontsize() for t in legend.get_texts()} == {8.0}
+    assert fdslm.perception_curves(pv) == Curves(
+        "layer", "separability AUC", (Curve("AUC", [2, 0], [row.auc for row in pv.layers]),)
+    )
+    zero = fdslm.perception_vector(
+        build(fdslm.PerceptionVectorParams, hidden_states=np.ones((2, 1, 2)), labels=[1, -1]), no_progress
+    )
+    ydata = fdslm.perception_plot(zero).axes[0].lines[0].get_ydata()
+    assert np.isnan(ydata[0])
+
+    scores = np.full((2, T), -1.0)
+    scores[0, T0 + 3 :] = 1.0
+    out = fdslm.state_lag(build(fdslm.StateLagParams, scores=scores, onset=T0), no_progress)
+    fig = fdslm.state_lag_plot(out)
+    assert tuple(fig.get_size_inches()) == (6.0, 4.0)
+    (ax,) = fig.axes
+    frac, km = ax.lines
+    assert frac.get_xdata().tolist() == list(range(W + 1))
+    assert (frac.get_marker(), frac.get_linestyle(), frac.get_label()) == ("o", "-", "fraction perceptive")
+    assert km.get_xdata().tolist() == [0, *out.km_lags]
+    assert (km.get_drawstyle(), km.get_label()) == ("steps-post", "Kaplan-Meier P(lag > τ)")
+    assert ax.get_xlabel() == "frames after onset"
+    assert ax.get_ylim() == (-0.02, 1.02)
+    texts = ax.get_legend().get_texts()
+    assert [t.get_text() for t in texts] == ["fraction perceptive", "Kaplan-Meier P(lag > τ)"]
+    assert {t.get_fontsize() for t in texts} == {8.0}
