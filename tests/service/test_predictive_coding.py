@@ -188,6 +188,23 @@ def test_cost_scales_with_draws_and_inference_steps() -> None:
     assert target_alignment_cost(base.model_copy(update={"n_draws": 200})) < SPEC.sync_budget
 
 
+@pytest.mark.parametrize(
+    ("extra", "per_draw"),
+    [
+        # dims [3, 4, 2]: Σ n_l n_{l−1} = 12 + 8 = 20 weights, L = 2 layers, d_out = 2; B = 5.
+        # 60·(20 drawn + 5·(3 + 2)) + 5·20·6 + 3e4·2 + 4·2³
+        ({"dims": [3, 4, 2]}, 60 * (20 + 25) + 600 + 60_000 + 32),
+        # iterative inference, T = 10: 5·20·(6 + 2·10)
+        ({"dims": [3, 4, 2], "pc_inference": {"steps": 10, "gamma": 0.1}}, 60 * (20 + 25) + 2600 + 60_000 + 32),
+        # given weights: nothing drawn but the data
+        ({"weights": [[[0.1] * 3] * 4, [[0.2] * 4] * 2]}, 60 * 25 + 600 + 60_000 + 32),
+    ],
+)
+def test_cost_is_the_stated_multiply_add_count(extra: dict, per_draw: int) -> None:
+    params = TargetAlignmentParams.model_validate({"batch": 5, "n_draws": 7, **extra})
+    assert target_alignment_cost(params) == 7 * per_draw
+
+
 def test_plot_draws_the_per_draw_values() -> None:
     res = run(dims=net(3, 8), n_draws=30)
     ax = SPEC.plot(res).axes[0]
