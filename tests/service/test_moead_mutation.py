@@ -647,12 +647,25 @@ def test_batches_grow_with_the_run_stay_within_chunk_elements_and_stop_at_max_ev
 
 
 def test_finished_replicates_are_dropped_from_later_batches() -> None:
-    """Runtimes spread over several batches: each batch draws only for the replicates not finished before it."""
+    """Runtimes spread over several batches: the batches are the documented schedule replayed from the returned
+    runtimes. A batch (length as above) draws for the replicates unfinished before it and ends after the first
+    generation that leaves at most half of them unfinished; the work is their evaluations in the generations run."""
+    m, reps = 9, 40
     rng = RecordingRng(1)
-    evals, work = omm_runtimes(8, 9, 1, 40, rng, max_evals=10**5)
-    widths = [w for _, _, w in rng.shapes]
-    assert widths[0] == 40 and widths[-1] < 40 and widths == sorted(widths, reverse=True)
-    assert work < 40 * 9 * -(-(evals.max() - 9) // 9)
+    evals, work = omm_runtimes(8, m, 1, reps, rng, max_evals=10**5)
+    assert (evals > 0).all()
+    expected, base, total = [], m, 0
+    while (evals > base).any():
+        width = int((evals > base).sum())
+        gens = max(1, min(2**18 // (m * width), -(-(10**5 - base) // m), max(8, base // m)))
+        expected.append((gens, m, width))
+        for _ in range(gens):
+            base += m
+            total += width * m
+            if 2 * int((evals > base).sum()) <= width:
+                break
+    assert rng.shapes == expected and len(expected) >= 3
+    assert work == total
 
 
 def test_bit_level_uniform_parent_is_drawn_from_the_neighbourhood() -> None:
