@@ -6,7 +6,7 @@ import numpy as np
 import pydantic
 import pytest
 
-from service.errors import InvalidInput
+from service.errors import Degenerate, InvalidInput
 from service.estimators.predictive_coding import (
     SPEC,
     TargetAlignmentParams,
@@ -210,3 +210,13 @@ def test_plot_draws_the_per_draw_values() -> None:
     ax = SPEC.plot(res).axes[0]
     assert list(ax.lines[0].get_xdata()) == [d.ta_bp_first_order for d in res.per_draw]
     assert list(ax.lines[0].get_ydata()) == [d.ta_pc_first_order for d in res.per_draw]
+
+
+def test_every_draw_undefined_is_degenerate_naming_n_draws_and_progress_counts_draws() -> None:
+    # Zero weights: a_1 = 0, so x_1ᵀa_1 = 0 ≤ 0 and the optimal-rate rule is undefined in every draw.
+    params = TargetAlignmentParams(weights=[[[0.0, 0.0]], [[0.0]]], optimal_pc_lr=True, n_draws=3)
+    seen: list[tuple[float, str]] = []
+    with pytest.raises(Degenerate) as err:
+        target_alignment(params, lambda fraction, message="": seen.append((fraction, message)))
+    assert err.value.loc == ("n_draws",)
+    assert seen[-1] == (1.0, "3/3 draws")
