@@ -220,3 +220,14 @@ def test_every_draw_undefined_is_degenerate_naming_n_draws_and_progress_counts_d
         target_alignment(params, lambda fraction, message="": seen.append((fraction, message)))
     assert err.value.loc == ("n_draws",)
     assert seen[-1] == (1.0, "3/3 draws")
+
+
+@pytest.mark.parametrize("n_draws", [2, 5])
+def test_paired_standard_error_is_the_sample_sd_over_root_n(n_draws: int) -> None:
+    res = target_alignment(TargetAlignmentParams(dims=[2, 3, 1], n_draws=n_draws, seed=4), no_progress)
+    diff = np.array([d.ta_pc - d.ta_bp for d in res.per_draw])
+    assert res.n_excluded == 0 and diff.size == n_draws
+    mean = diff.mean()
+    sd = math.sqrt(sum((x - mean) ** 2 for x in diff) / (n_draws - 1))
+    assert res.pc_minus_bp == pytest.approx(mean, rel=1e-12)
+    assert res.pc_minus_bp_se == pytest.approx(sd / math.sqrt(n_draws), rel=1e-12)
