@@ -684,3 +684,12 @@ def test_bit_level_uniform_parent_is_drawn_from_the_neighbourhood() -> None:
     omm_runtime_bits(6, 5, 1, Recording(), parent="uniform", max_evals=10**4)  # type: ignore[arg-type]
     windows = [(0, 2), (0, 3), (1, 4), (2, 5), (3, 5)]  # (lo, hi + 1) for N = 4, r = 1
     assert len(calls) >= 10 and calls == [windows[s % 5] for s in range(len(calls))]
+
+
+def test_bit_level_reference_finishing_exactly_at_the_cap_is_finished() -> None:
+    """The draws do not depend on max_evals, so a run with runtime t gives t again at max_evals = t, and −1 at t − 1."""
+    for seed in range(10):
+        t = omm_runtime_bits(4, 3, 1, np.random.default_rng(seed), max_evals=10**4)
+        assert t > 3
+        assert omm_runtime_bits(4, 3, 1, np.random.default_rng(seed), max_evals=t) == t
+        assert omm_runtime_bits(4, 3, 1, np.random.default_rng(seed), max_evals=t - 1) == -1
