@@ -52,6 +52,7 @@ def table() -> dict[tuple[float, float], object]:
 TABLE = {(100.0, 0.05): (0.0225, 21.7, 4.34, 0.0857), (1000.0, 0.005): (0.0101, 21.5, 4.00, 0.0107)}
 
 
+@pytest.mark.slow
 def test_oracle_risk_table_within_sampling_error(table: dict) -> None:
     for key, expected in TABLE.items():
         variants = table[key].variants
@@ -142,6 +143,7 @@ def test_gradient_matches_finite_differences() -> None:
     np.testing.assert_allclose(grad_v, fd_v, rtol=1e-6, atol=1e-8 * np.abs(grad_v).max())
 
 
+@pytest.mark.slow
 def test_saturated_erf_freezes_kappa_while_nu_learns() -> None:
     # λ0 = 0.2, ℓ = 50: λℓ|κ0| = 4.5 saturates erf on the planted token, so ∂T/∂k vanishes there and |κ| stays put;
     # lr = 2e-4 keeps 2·lr·ℓ² = 1 below the stability limit 2 of v's k* component.

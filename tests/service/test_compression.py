@@ -6,7 +6,6 @@ from collections.abc import Iterable
 
 import numpy as np
 import pytest
-from matplotlib.colors import to_rgba
 from pydantic import ValidationError
 from scipy.integrate import quad
 from scipy.optimize import brentq
@@ -31,6 +30,7 @@ from service.estimators.compression_nml import (
 )
 from service.estimators.compression_pnml import BatchRegretParams, _genie, batch_regret_cost
 from service.registry import ESTIMATORS, no_progress
+from tests.service.colors import rgba
 
 LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)
 
@@ -95,6 +95,7 @@ def test_nml_large_n_spec_b3_item2(k: int, n: int, log_c_spec: float, asym_spec:
     assert res.reconstructed == []
 
 
+@pytest.mark.slow
 def test_nml_c2_chunked_sum_matches_szpankowski_expansion() -> None:
     # n = 10^7 spans 10 chunks. Szpankowski: C(2,n) = sqrt(πn/2) + 2/3 + sqrt(2π)/(24 sqrt n) − 4/(135 n) + O(n^-3/2);
     # the lgamma terms (~1.5e8) carry ~2e-8 absolute error, hence rel=1e-7.
@@ -499,6 +500,7 @@ def rf_result():
     return double_descent(params, no_progress)
 
 
+@pytest.mark.slow
 def test_rf_double_descent_peak_spec_b3_item4(rf_result) -> None:
     # Tolerances (docs/compression.md: the peak location and the ≥ 3× ratio to Bayes are stable): p/n ∈ [0.8, 1.25].
     assert 0.8 <= rf_result.peak_width / 100 <= 1.25
@@ -656,6 +658,7 @@ def test_rf_width_cap_is_inclusive() -> None:
     assert res.rows[0].width == 5000 and res.rows[0].pnml_ce is None
 
 
+@pytest.mark.slow
 def test_double_descent_plot_draws_the_three_curves_against_width_over_n() -> None:
     # A hand-made result: each curve is exactly its column against width / n, the missing pNML points are
     # skipped, the interpolation threshold is a thin black line at 1 and the y axis is logarithmic.
@@ -690,7 +693,7 @@ def test_double_descent_plot_draws_the_three_curves_against_width_over_n() -> No
     assert (list(pnml.get_xdata()), list(pnml.get_ydata())) == ([0.25], [1.55])
     assert all(line.get_marker() == "o" and line.get_linestyle() == "-" for line in (mle, bayes, pnml))
     assert list(threshold.get_xdata()) == [1.0, 1.0]
-    assert to_rgba(threshold.get_color()) == to_rgba("k") and threshold.get_linewidth() == 0.5
+    assert rgba(threshold.get_color()) == rgba("k") and threshold.get_linewidth() == 0.5
     assert ax.get_yscale() == "log"
     assert (ax.get_xlabel(), ax.get_ylabel()) == ("width / n", "test cross-entropy (nats)")
     assert ax.get_title() == "rf_regression, n = 40"

@@ -159,6 +159,7 @@ def one_stream() -> dict[float, object]:
     return {a: run(a_r=[[a]]).simulation for a in (0.8, 1.3, 1.9, 2.5)}
 
 
+@pytest.mark.slow
 def test_one_stream_regime_table(one_stream: dict) -> None:
     # docs/hyperconnections.md, "Validation against the measured figures": N = 4, d = 2, W = I, V = −I,
     # α = β = 1, H0 = 0.1·randn (seed 0), dt = 0.05, T = 150.
@@ -173,6 +174,7 @@ def test_one_stream_regime_table(one_stream: dict) -> None:
     assert all(s.t_end == 150.0 for a, s in one_stream.items() if a != 2.5)
 
 
+@pytest.mark.slow
 def test_two_stream_regimes() -> None:
     runs = {}
     for s in (-0.05, 0.05, 0.3):

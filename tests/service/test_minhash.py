@@ -128,6 +128,7 @@ def test_fmix64_is_injective_on_a_block_of_consecutive_inputs():
     assert len(distinct(fmix64(x))) == 2**20
 
 
+@pytest.mark.slow
 def test_item_codes_are_the_documented_canonical_functions():
     assert int(hash_strings(["héllo"])[0]) == xxhash.xxh3_64_intdigest("héllo".encode())
     texts = ["", "a", "a\0b", "\0", "12345678", "123456789", "€uro-€uro-€uro", "x" * 1024, "日本語のテキスト"]
@@ -162,7 +163,9 @@ def test_version_2_string_boundaries_with_nul_and_low_bytes():
         assert [int(v) for v in hash_strings_v2(texts)] == [ref_v2_string(t) for t in texts]
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize(
+    "version", [pytest.param(1, marks=pytest.mark.slow), 2, pytest.param(3, marks=pytest.mark.slow)]
+)
 def test_64bit_hash_functions_follow_their_definition(version):
     """h_k recomputed with the pure-Python reference for one item (independent of the compiled loops)."""
     seed, k = 9, 5
@@ -1008,7 +1011,9 @@ def test_jaccard_form_errors_name_the_field():
     assert mh.jaccard_fn(mh.JaccardParams(a=empty, b=one), no_progress).jaccard == 0.0
 
 
-@pytest.mark.parametrize("version", [1, 2, 3])
+@pytest.mark.parametrize(
+    "version", [pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow), 3]
+)
 def test_jaccard_over_seeds_is_unbiased_with_classical_variance_for_the_hashed_universe(version):
     """Keyed fmix64 mixers (D = 2^64; version 3: fmix32 over Z_2^32) give var ~ J(1-J)/K = 3.906e-3 (a=50, f=100,
     K=64), in every version."""
@@ -1094,6 +1099,7 @@ def _arrangements(counts: dict[str, int]):
     return sorted({tuple(p) for p in itertools.permutations(labels)})
 
 
+@pytest.mark.slow
 def test_exact_variance_by_exhaustive_enumeration():
     """All placements on Z_7 and all 5040 permutations pi: the exact formula is exact and J_hat unbiased."""
     d = 7
@@ -1197,6 +1203,7 @@ def test_variance_cost_counts_the_run_count_terms():
     assert cost(mh.VarianceParams(**{**minner, "stored_size": 13}, universe=12)) == 3
 
 
+@pytest.mark.slow
 def test_cminhash_monte_carlo_matches_exact_variance_and_is_unbiased():
     """Spec a.3 check 2 row a=100, f=180, D=211 (exact 2.849e-3, classical 3.858e-3); 4000 trials: var s.e. ~2.3%."""
     rows = {r.estimator: r for r in simulate(100, 180, 211, 64, 4000, seed=1)}
@@ -1228,6 +1235,7 @@ def test_affine_pi_inflates_the_variance():
 # ---------------------------------------------------------------- Minner
 
 
+@pytest.mark.slow
 def test_minner_cross_covariances_by_exhaustive_enumeration():
     """Closed-form sigma1 (circulant lag 1) vs all placements on Z_7 and all permutations pi."""
     d = 7
@@ -1338,6 +1346,7 @@ def test_minner_cross_covariance_of_m_with_few_free_positions(v, n_y, n_x):
     assert mom.sigma1[1, 1] == pytest.approx(e_mm - e_m**2, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_minner_approximation_matches_spec_and_monte_carlo():
     """Spec a.3 check 4 (n_x=n_y=150, v=50, D=1009, K=64): delta+Clark E 47.24/47.29, MSE 77.5/75.0 (indep/circ);
     sigma1[c,c] = -1.19e-4, sigma1[m,m] ~ -5.9e-4. MC (4000 trials; mean s.e. 0.13, MSE s.e. ~3%): the

@@ -53,6 +53,7 @@ def quick() -> dict[tuple[int, int], object]:
     return {(n, r): run(n, r, seed=7) for n, row in TABLE.items() for r in row}
 
 
+@pytest.mark.slow
 def test_table_means_within_sampling_error(quick: dict) -> None:
     # Tolerance: 3 standard errors of the difference, (sd/mean)·mean·sqrt(1/30 + 1/R_table): the
     # table's own sampling error is of the same size as ours, so both enter. Over 30 seeds x 11 cells
@@ -88,13 +89,13 @@ def test_summary_fields_consistent(quick: dict) -> None:
 @pytest.mark.parametrize(
     "variant",
     [
-        {"r": 0},
-        {"r": 1},
-        {"r": 2, "parent": "uniform", "tie_rule": "<"},
-        {"r": 1, "scalarization": "weighted_sum"},
+        pytest.param({"r": 0}, marks=pytest.mark.slow),
+        pytest.param({"r": 1}, marks=pytest.mark.slow),
+        pytest.param({"r": 2, "parent": "uniform", "tie_rule": "<"}, marks=pytest.mark.slow),
+        pytest.param({"r": 1, "scalarization": "weighted_sum"}, marks=pytest.mark.slow),
         {"r": 1, "scalarization": "weighted_sum", "tie_rule": "<"},
-        {"r": 1, "mutation": "power_law", "beta": 1.5},
-        {"r": 1, "num_sub": 5},
+        pytest.param({"r": 1, "mutation": "power_law", "beta": 1.5}, marks=pytest.mark.slow),
+        pytest.param({"r": 1, "num_sub": 5}, marks=pytest.mark.slow),
     ],
 )
 def test_count_level_matches_bit_level(variant: dict) -> None:
@@ -113,6 +114,7 @@ def test_count_level_matches_bit_level(variant: dict) -> None:
     assert abs(counts.mean() - bits.mean()) < 4 * se
 
 
+@pytest.mark.slow
 def test_tie_rule_matches_bit_level_and_is_detectable() -> None:
     # On Tchebycheff with N = n ties barely change the runtime; with weighted sum and N = 2 the middle
     # subproblem ties on every offspring, so the rule shifts the law (KS distance ≈ 0.10 at n = 12).
@@ -159,6 +161,7 @@ def slopes() -> dict[int, object]:
 
 
 @pytest.mark.heavy
+@pytest.mark.slow
 def test_scaling_slopes_match_table(slopes: dict) -> None:
     # docs/moead.md: the reference slope 64 -> 256 is 2.25 (r=0) and 2.02 (r=1). Tolerance: 3 s.e. of the slope,
     # se = sqrt(Σ (se_n / mean_n)²) / ln 4 (delta method on the two means).

@@ -41,6 +41,7 @@ def cpu_per_unit(params: OmmRuntimeParams) -> float:
     return (time.process_time() - start) / runtime_cost(params)
 
 
+@pytest.mark.slow
 def test_power_law_costs_no_more_cpu_per_unit_than_standard_bit():
     """Measured in this test: with its factor, a power-law unit takes at most the CPU time of a standard-bit one
     (worst measured ratio 9.4 at R = 1, against the factor 12)."""

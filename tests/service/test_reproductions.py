@@ -60,11 +60,15 @@ HEAVY = {"hierarchical-sae"}
 quick they run in ``make test-heavy``."""
 
 
+SLOW_CHECKS = {"snn-threshold", "double-descent", "hyperconnections", "layer-patching", "cminhash", "unrolling"}
+"""Quick checks of 0.6 s or more, out of ``make test-quick`` (the faster checks keep the path covered there)."""
+
+
 def _by_speed(papers: list[str]) -> list:
     def marked(p: str) -> object:
         if not get(p).quick or p in HEAVY:
             return pytest.param(p, marks=[pytest.mark.slow, pytest.mark.heavy])
-        return pytest.param(p, marks=pytest.mark.slow) if p == "snn-threshold" else p
+        return pytest.param(p, marks=pytest.mark.slow) if p in SLOW_CHECKS else p
 
     return [marked(p) for p in papers]
 
@@ -149,6 +153,7 @@ def test_findings_replace_the_claims_they_name():
     assert by_id["meta-learning"] == next(c for c in claims if c.id == "meta-learning")  # no finding: unchanged
 
 
+@pytest.mark.slow
 def test_every_check_with_a_judge_is_ready(registered):
     """No typo in ``requires``: each written check's estimators are registered."""
     for entry in catalog():

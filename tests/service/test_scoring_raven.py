@@ -104,6 +104,7 @@ def test_random_baseline_closed_forms_against_monte_carlo() -> None:
         assert abs(value.mean() - expected) < 4 * value.std() / np.sqrt(value.size)
 
 
+@pytest.mark.slow
 def test_random_guessing_through_the_scorer_matches_chance() -> None:
     """1,000 videos answered uniformly at random: S_cons, S_coh and accuracy within 4 bootstrap SEs of chance."""
     rng = np.random.default_rng(5)

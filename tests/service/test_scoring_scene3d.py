@@ -271,6 +271,7 @@ REFERENCE_RULES = [
 """LEO's clean_answer rules one by one, in the reference's order."""
 
 
+@pytest.mark.slow
 def test_clean_answer_equals_the_sequential_reference_rules() -> None:
     """The merged one-word substitutions give the reference's result on 3,000 random answers built from its
     trigger words, digits, articles, punctuation and runs of spaces."""

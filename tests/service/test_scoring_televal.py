@@ -288,6 +288,7 @@ _FRAGMENTS = [
 ]
 
 
+@pytest.mark.slow
 def test_linear_extractor_takes_every_upstream_decision():
     """Possessive gaps and the ``endpos`` cut replace the reference's backtracking: same letter on every answer."""
     rng = np.random.default_rng(12)

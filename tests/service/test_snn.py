@@ -94,8 +94,14 @@ def test_reference_instance_reset_variants() -> None:
     assert sub.mismatch_rel == pytest.approx(0.6269464134, rel=1e-8)
 
 
-@pytest.mark.parametrize("kind", ["gaussian", "sigmoid", "atan", "rect"])
-@pytest.mark.parametrize("reset", ["zero", "subtract"])
+@pytest.mark.parametrize(
+    ("reset", "kind"),
+    [
+        (reset, kind) if (reset, kind) == ("zero", "rect") else pytest.param(reset, kind, marks=pytest.mark.slow)
+        for kind in ("gaussian", "sigmoid", "atan", "rect")
+        for reset in ("zero", "subtract")
+    ],
+)
 def test_adjoint_is_the_exact_gradient_of_the_smoothed_objective(kind: str, reset: str) -> None:
     # Central differences (h = 1e-6) on all 785 coordinates; independently measured agreement ≤ 1.1e-8.
     fd = mismatch(surrogate=kind, reset=reset, fd_check=True).fd

@@ -510,6 +510,7 @@ def test_poisson_binomial_grouped_lower_tail_and_far_two_sided():
     assert poisson_binomial_tail_ge(-3, [1 / k for k in (4, 4, 5, 5, 2)]) == 1.0
 
 
+@pytest.mark.slow
 def test_poisson_binomial_tails_stay_probabilities():
     # the tilted sum can round above 1 (1 + 2e-14 here): every tail is clamped to [0, 1], and k <= 0 is certain
     rng = np.random.default_rng(22)

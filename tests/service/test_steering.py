@@ -238,6 +238,7 @@ def test_spectral_pr_marchenko_pastur(n: int, d: int, spec_measured: float) -> N
     assert 1.0 <= layer.effective_rank <= min(n, d)
 
 
+@pytest.mark.slow
 def test_concentrated_vs_isotropic_and_the_basis_caveat() -> None:
     # 256 gradients, d = 512. Concentrated a_i·v̂ + noise of norm ≈ 0.05 (a_i ~ U(1, 2)): spectral PR ≈ 1, ρ ≈ 1
     # (published 1.00, 0.997). Isotropic: PR ≈ 256·512/768 = 170.7, ρ = 1/d in expectation (published 170,
@@ -396,6 +397,7 @@ def npy_id(client: Any, arr: np.ndarray) -> dict[str, str]:
     return {"array": r.json()["id"]}
 
 
+@pytest.mark.slow
 def test_npy_references_inside_grads_and_losses_resolve_through_the_api(client: Any) -> None:
     # grads and losses are dicts of arrays: references there resolve like top-level ones (same result as JSON
     # lists; the cached run keeps the references); a wrong-shaped reference is a 422 naming grads.<method>.

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from matplotlib.colors import to_rgba
 
 from service.estimators.ubench_plots import friedman_plot, seg_metrics_plot
+from tests.service.colors import rgba
 
 
 def seg_result(ious: list[float], dices: list[float]) -> SimpleNamespace:
@@ -29,8 +29,8 @@ def test_seg_metrics_plot_draws_iou_left_and_dice_right_of_each_case() -> None:
     assert [p.get_x() for p in dice] == pytest.approx([0.0, 1.0, 2.0], abs=1e-12)
     assert [p.get_width() for p in (*iou, *dice)] == pytest.approx([0.4] * 6, abs=1e-12)
     assert [p.get_y() for p in (*iou, *dice)] == [0.0] * 6
-    assert {to_rgba(p.get_facecolor()) for p in iou} == {to_rgba("C0")}  # matplotlib's colour cycle, in order
-    assert {to_rgba(p.get_facecolor()) for p in dice} == {to_rgba("C1")}
+    assert {rgba(p.get_facecolor()) for p in iou} == {rgba("C0")}  # matplotlib's colour cycle, in order
+    assert {rgba(p.get_facecolor()) for p in dice} == {rgba("C1")}
 
 
 def test_seg_metrics_plot_draws_the_means_as_dashed_lines_in_the_bar_colours() -> None:
@@ -38,7 +38,7 @@ def test_seg_metrics_plot_draws_the_means_as_dashed_lines_in_the_bar_colours() -
     iou_mean, dice_mean = ax.lines
     assert list(iou_mean.get_ydata()) == [0.31, 0.31] and list(dice_mean.get_ydata()) == [0.47, 0.47]
     assert list(iou_mean.get_xdata()) == [0, 1] == list(dice_mean.get_xdata())  # across the whole axes
-    assert to_rgba(iou_mean.get_color()) == to_rgba("C0") and to_rgba(dice_mean.get_color()) == to_rgba("C1")
+    assert rgba(iou_mean.get_color()) == rgba("C0") and rgba(dice_mean.get_color()) == rgba("C1")
     assert iou_mean.get_linestyle() == dice_mean.get_linestyle() == "--"
     assert iou_mean.get_linewidth() == dice_mean.get_linewidth() == 1.0
 
@@ -94,7 +94,7 @@ def test_friedman_plot_draws_the_ranks_sorted_as_black_dots_on_the_axis() -> Non
     assert list(dots.get_xdata()) == [1.25, 2.25, 2.5, 4.0]
     assert list(dots.get_ydata()) == [0.0, 0.0, 0.0, 0.0]
     assert (dots.get_marker(), dots.get_linestyle()) == ("o", "None")
-    assert to_rgba(dots.get_color()) == to_rgba("k")
+    assert rgba(dots.get_color()) == rgba("k")
 
 
 def test_friedman_plot_labels_each_model_under_its_rank_in_three_staggered_rows() -> None:
@@ -112,7 +112,7 @@ def test_friedman_plot_draws_the_critical_difference_bar_from_rank_one() -> None
     (ax,) = friedman_plot(friedman_result()).axes
     bar = ax.lines[1]
     assert list(bar.get_xdata()) == [1, 1 + 1.2345678] and list(bar.get_ydata()) == [0.6, 0.6]
-    assert to_rgba(bar.get_color()) == to_rgba("C3") and bar.get_linewidth() == 2.0
+    assert rgba(bar.get_color()) == rgba("C3") and bar.get_linewidth() == 2.0
     assert bar.get_linestyle() == "-"
     label = ax.texts[4]
     assert label.get_text() == "CD = 1.235"

@@ -201,6 +201,7 @@ def test_ridge_kind_equals_the_quadratic_it_defines() -> None:
     assert ridge.j_star_norm == pytest.approx(np.linalg.norm(j_star), rel=1e-12)
 
 
+@pytest.mark.slow
 def test_samples_and_plot(quad: dict) -> None:
     res = call(quad, step_rule="2/(mu+L)", iterations=20_000, k0_list=[0, 300])
     for cv in res.curves:
