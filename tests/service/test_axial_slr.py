@@ -91,6 +91,7 @@ def test_exact_one_dimensional_risk_hand_values() -> None:
     assert exact_risk_1d(task, e[0, :3], e[1, :3], 0.2) == pytest.approx(3 * zeta(0.2), rel=1e-10)
 
 
+@pytest.mark.slow
 def test_exact_one_dimensional_risk_matches_monte_carlo() -> None:
     rng = np.random.default_rng(1)
     k, v = rng.standard_normal(8), rng.standard_normal(8)

@@ -193,6 +193,7 @@ def test_two_stream_regimes() -> None:
     assert other.regime == "oscillation" and other.final_norm == pytest.approx(3.93, abs=0.02)  # the second attractor
 
 
+@pytest.mark.slow
 def test_series_downsampled_and_plot_draws_it(one_stream: dict) -> None:
     sim = one_stream[1.3]
     assert len(sim.norm_series.t) == 1000 and sim.norm_series.t[0] == 0.0 and sim.norm_series.t[-1] == 150.0

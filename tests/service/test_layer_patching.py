@@ -50,6 +50,7 @@ def pairwise_table(delta: np.ndarray, inter: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------ check 1: DP = brute force
 
 
+@pytest.mark.slow
 def test_dp_equals_brute_force_on_300_random_instances_unary_and_pairwise() -> None:
     # 300 instances, M in [3, 10], n_i in {1, 2, 3}, N(0, 1) costs: the DP minimum equals enumeration at every
     # depth (reference: max |DP − brute| = 3.6e-15), its set has that cost and depth, and the DP is never above
@@ -81,6 +82,7 @@ def test_dp_equals_brute_force_on_300_random_instances_unary_and_pairwise() -> N
 # ------------------------------------------------------------------ check 2: additive, uniform blocks
 
 
+@pytest.mark.slow
 def test_additive_uniform_blocks_greedy_equals_dp_and_mean_sequential_gap() -> None:
     # Reference check 2, seed 0: M = int(rng.integers(3, 20)), Δ = rng.standard_normal(M), n_i = 2. DP = greedy
     # ≤ min(sequential) at every k (0 violations); mean gap over the 3595 (instance, k) pairs with k = 0..M is

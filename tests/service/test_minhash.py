@@ -1215,6 +1215,7 @@ def test_cminhash_monte_carlo_matches_exact_variance_and_is_unbiased():
         assert abs(r.mean - a / 100) < 4 * np.sqrt(r.variance / 2000)
 
 
+@pytest.mark.slow
 def test_affine_pi_inflates_the_variance():
     """Spec a.3 check 3: random sigma + affine pi(z) = (c z + d) mod D gives var 5.94e-3 (+52% vs 3.906e-3)."""
     rng = np.random.default_rng(3)
@@ -1527,6 +1528,7 @@ def test_newton_solves_the_score_and_mle_maximises_the_exact_likelihood():
         assert mle(obs) == float(vs[np.argmax(ll)])
 
 
+@pytest.mark.slow
 def test_minner_estimators_over_seeds():
     """Ahle: E[m] = (n_x - v)/(n_y + 1); MLE asymptotic Jaccard variance j(1-j)/K (1+j)^3/(2(1+3j)) = 1.35e-3 for
     n_x = n_y = 150, v = 50, K = 64 (MSE s.e. ~6% at 600 seeds -> 20%); Minner spec MC: MSE(T_J) = 1.56e-3."""

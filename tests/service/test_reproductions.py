@@ -239,6 +239,7 @@ def test_persona_steering_reverses_on_the_trained_network():
     assert f["mean_trait_probability"][0] < f["target_trait_rate"] < f["mean_trait_probability"][2]
 
 
+@pytest.mark.slow
 def test_hyperconnections_crossings_and_a_shifted_one():
     results = run_steps("hyperconnections")
     assert set(statuses("hyperconnections", results).values()) == {"implementation_verified"}

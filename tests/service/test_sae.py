@@ -167,6 +167,7 @@ def _small_train_params(**overrides: object) -> sae.HierarchicalTrainParams:
     return resolved(sae.HierarchicalTrainParams, **{**settings, **overrides})
 
 
+@pytest.mark.slow
 def test_training_reduces_the_loss_reproducibly_and_ships_the_weights():
     params = _small_train_params()
     out = sae.hierarchical_train(params, no_progress)
@@ -277,6 +278,7 @@ def test_recovery_of_the_planted_hierarchy():
     ]
 
 
+@pytest.mark.slow
 def test_loss_plot_draws_the_curve():
     out = sae.hierarchical_train(_small_train_params(steps=20), no_progress)
     ax = sae.loss_plot(out).axes[0]

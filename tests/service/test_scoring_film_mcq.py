@@ -156,6 +156,7 @@ def test_schema_rejects_bad_values(model, data):
         model.model_validate(data)
 
 
+@pytest.mark.slow
 def test_large_random_benchmark_is_consistent():
     rng = np.random.default_rng(0)
     n = 20_000

@@ -133,6 +133,7 @@ def test_rect_with_a_tiny_width_has_no_gradient() -> None:
         assert res.loss_smoothed == res.loss
 
 
+@pytest.mark.slow
 def test_localzo_node_factor_is_unbiased_for_the_gaussian_kernel() -> None:
     # E ĥ(u) = φ(u/δ)/δ; 1e5 samples per node, tolerance 4 standard errors of the sample mean.
     delta, n = 0.5, 100_000
@@ -142,6 +143,7 @@ def test_localzo_node_factor_is_unbiased_for_the_gaussian_kernel() -> None:
     assert np.all(np.abs(h.mean(axis=0) - norm.pdf(u / delta) / delta) <= 4 * se + 1e-12)
 
 
+@pytest.mark.slow
 def test_localzo_mean_converges_to_the_gaussian_direction_like_one_over_sqrt_r() -> None:
     # zo_seed 123, M = 5: independently measured mc_rel_err 0.27 / 0.048 / 0.020 at R = 1 / 16 / 256.
     errs = {r: mismatch(localzo={"draws": r}).localzo.mc_rel_err for r in (1, 16, 256)}
