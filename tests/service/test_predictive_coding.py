@@ -1,15 +1,20 @@
 """Target alignment of BP and PC in deep linear networks: hand computation, table, ordering, optimal rate rule."""
 
 import math
+import warnings
 
 import numpy as np
 import pydantic
 import pytest
+from matplotlib.colors import to_rgba
 
 from service.errors import Degenerate, InvalidInput
 from service.estimators.predictive_coding import (
     SPEC,
+    DrawAlignment,
     TargetAlignmentParams,
+    TargetAlignmentResult,
+    _equilibrium,
     target_alignment,
     target_alignment_cost,
 )
@@ -231,3 +236,180 @@ def test_paired_standard_error_is_the_sample_sd_over_root_n(n_draws: int) -> Non
     sd = math.sqrt(sum((x - mean) ** 2 for x in diff) / (n_draws - 1))
     assert res.pc_minus_bp == pytest.approx(mean, rel=1e-12)
     assert res.pc_minus_bp_se == pytest.approx(sd / math.sqrt(n_draws), rel=1e-12)
+
+
+def test_plot_of_a_hand_made_result() -> None:
+    # Three draws, the second excluded (null): the scatter holds draws 1 and 3, the diagonal runs (−1, −1)–(1, 1).
+    draws = [
+        DrawAlignment(ta_bp=0.5, ta_pc=0.6, ta_bp_first_order=0.25, ta_pc_first_order=0.75),
+        DrawAlignment(ta_bp=None, ta_pc=None, ta_bp_first_order=None, ta_pc_first_order=None),
+        DrawAlignment(ta_bp=0.1, ta_pc=0.2, ta_bp_first_order=-0.125, ta_pc_first_order=0.5),
+    ]
+    result = TargetAlignmentResult(
+        ta_bp=0.3,
+        ta_pc=0.4,
+        ta_bp_first_order=0.1234,
+        ta_pc_first_order=0.98765,
+        pc_minus_bp=0.1,
+        pc_minus_bp_se=None,
+        per_draw=draws,
+        n_draws=3,
+        n_excluded=1,
+        equilibrium_residual=0.0,
+        loss_before=1.0,
+        loss_after_bp=0.9,
+        loss_after_pc=0.8,
+        lr_rule="η_l = lr for every layer, BP and PC",
+        reconstructed=[],
+    )
+    fig = SPEC.plot(result)
+    assert list(fig.get_size_inches()) == [5.0, 5.0]
+    (ax,) = fig.axes
+    points, diagonal = ax.lines
+    assert list(points.get_xdata()) == [0.25, -0.125]
+    assert list(points.get_ydata()) == [0.75, 0.5]
+    assert (points.get_marker(), points.get_linestyle(), points.get_markersize()) == ("o", "None", 3)
+    assert points.get_label() == "draws"
+    assert list(diagonal.get_xdata()) == [-1, 1]
+    assert list(diagonal.get_ydata()) == [-1, 1]
+    assert (to_rgba(diagonal.get_color()), diagonal.get_linestyle()) == ((0.0, 0.0, 0.0, 1.0), ":")
+    assert diagonal.get_label() == "TA_PC = TA_BP"
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("TA_BP (first order)", "TA_PC (first order)")
+    assert ax.title.get_text() == "means: BP 0.123, PC 0.988"
+    assert ax.title.get_fontsize() == 9
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == ["draws", "TA_PC = TA_BP"]
+    assert [t.get_fontsize() for t in legend.get_texts()] == [8, 8]
+
+
+def test_given_weights_chain_on_the_last_width() -> None:
+    # 2 → 3 → 4 → 1: W_3 needs 4 columns (the last width so far), not 3 (the first hidden width).
+    w = [[[0.1] * 2] * 3, [[0.2] * 3] * 4, [[0.3] * 4]]
+    # B = 1, nothing drawn but the data: 60·(2 + 1) + 1·(6 + 12 + 4)·6 + 3e4·3 + 4·1³
+    assert target_alignment_cost(TargetAlignmentParams(weights=w)) == 180 + 132 + 90_000 + 4
+    with pytest.raises(InvalidInput) as err:
+        target_alignment_cost(TargetAlignmentParams(weights=[*w[:2], [[0.3] * 3]]))
+    assert err.value.loc == ("weights", 2)
+
+
+def uploaded(*weights: np.ndarray) -> TargetAlignmentParams:
+    """Params with referenced weights, resolved to the given arrays (as the array resolver hands them over)."""
+    ref = {"array": "sha256:" + "0" * 64}
+    return TargetAlignmentParams(weights=[ref] * len(weights)).model_copy(update={"weights": list(weights)})
+
+
+@pytest.mark.parametrize("shape", [(1025, 1), (1, 1025)])
+def test_uploaded_weights_wider_than_1024_name_the_matrix(shape: tuple[int, int]) -> None:
+    with pytest.raises(InvalidInput) as err:
+        target_alignment_cost(uploaded(np.ones((2, 1)), np.ones((1, 2)), np.ones(shape)))
+    assert err.value.loc == ("weights", 2)
+
+
+def test_uploaded_weights_1024_wide_and_exactly_5e6_weights_are_accepted() -> None:
+    # dims [1, 1024, 1]: 2048 weights, B = 1: 60·(1 + 1) + 2048·6 + 3e4·2 + 4·1³
+    assert target_alignment_cost(uploaded(np.ones((1024, 1)), np.ones((1, 1024)))) == 120 + 12_288 + 60_000 + 4
+    # dims [1000]·6: 5 layers of 10⁶ weights = MAX_PARAMS exactly; 60·(5e6 + 2000) + 5e6·6 + 3e4·5 + 4·1000³
+    at_cap = TargetAlignmentParams(dims=[1000] * 6)
+    assert target_alignment_cost(at_cap) == 60 * (5_000_000 + 2000) + 30_000_000 + 150_000 + 4 * 1000**3
+    with pytest.raises(InvalidInput) as err:
+        target_alignment_cost(TargetAlignmentParams(dims=[1000] * 5 + [1001]))
+    assert err.value.loc == ("dims",)
+
+
+def test_one_iterative_step_by_hand() -> None:
+    # dims [3, 2, 2], T = 1, γ = 0.5, from x_1 = a_1: ε_1 = 0 and ε_2 = e, so x_1 ← a_1 + γ W_2ᵀe.
+    w1 = np.array([[0.5, -1.0, 0.3], [0.2, 0.4, -0.7]])
+    w2 = np.array([[1.1, -0.3], [0.6, 0.9]])
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal(3), rng.standard_normal(2)
+    lr, gamma = 0.05, 0.5
+    a1 = w1 @ x
+    e = y - w2 @ a1
+    x1 = a1 + gamma * w2.T @ e
+    eps1, eps2 = x1 - a1, y - w2 @ x1
+    # ∂F/∂x_1 = ε_1 − W_2ᵀε_2 at the state reached
+    residual = np.linalg.norm(eps1 - w2.T @ eps2)
+    pc2, pc1 = lr * np.outer(eps2, x1), lr * np.outer(eps1, x)
+    res = run(weights=[w1.tolist(), w2.tolist()], lr=lr, seed=4, pc_inference={"steps": 1, "gamma": gamma})
+    assert res.equilibrium_residual == pytest.approx(residual, rel=1e-12)
+    assert res.equilibrium_residual > 0.1
+    assert res.ta_pc_first_order == pytest.approx(cos(pc2 @ a1 + w2 @ (pc1 @ x), e), rel=1e-12)
+
+
+def test_one_layer_equilibrium_has_a_zero_residual_per_draw() -> None:
+    # L = 1: no hidden layer, so ∂F/∂x is empty and the residual is 0 for each of the 3 draws (d_out = 2).
+    rng = np.random.default_rng(0)
+    w = rng.standard_normal((3, 2, 4))
+    x, y = rng.standard_normal((3, 4, 1)), rng.standard_normal((3, 2, 1))
+    _, errors, residual = _equilibrium([w], [x, w @ x], y, "exact")
+    assert residual.tolist() == [0.0, 0.0, 0.0]
+    np.testing.assert_allclose(errors[0], y - w @ x, rtol=1e-12)
+
+
+def test_losses_divide_by_two_b() -> None:
+    # dims [2, 1], B = 2, W = [[1, −2]]: X (2×2) then Y (1×2) from default_rng(3); loss = ‖Y − W X‖²/(2B).
+    w = np.array([[1.0, -2.0]])
+    rng = np.random.default_rng(3)
+    xb, yb = rng.standard_normal((2, 2)), rng.standard_normal((1, 2))
+    e = yb - w @ xb
+    lr = 0.1
+    # one layer: BP = PC = η e Xᵀ/B, so f(X) moves by η e XᵀX/B
+    r = e - lr * e @ xb.T @ xb / 2
+    res = run(weights=[w.tolist()], batch=2, lr=lr, seed=3)
+    assert res.loss_before == pytest.approx(float((e**2).sum()) / 4, rel=1e-12)
+    assert res.loss_after_bp == pytest.approx(float((r**2).sum()) / 4, rel=1e-12)
+    assert res.loss_after_pc == pytest.approx(float((r**2).sum()) / 4, rel=1e-12)
+
+
+def test_pc_minus_bp_is_the_mean_of_the_finite_lr_pc_bp_differences() -> None:
+    res = run(dims=[3, 4, 2], n_draws=4, seed=2)
+    diff = [d.ta_pc - d.ta_bp for d in res.per_draw]
+    assert res.n_excluded == 0
+    assert res.pc_minus_bp == pytest.approx(sum(diff) / 4, rel=1e-12)
+    assert res.pc_minus_bp != pytest.approx(np.mean([d.ta_bp_first_order - d.ta_bp for d in res.per_draw]))
+
+
+def test_per_draw_holds_the_first_1000_draws() -> None:
+    res = run(dims=[1, 1], n_draws=1001)
+    assert len(res.per_draw) == 1000
+
+
+@pytest.mark.parametrize(
+    ("extra", "rule"),
+    [
+        ({}, "η_l = lr for every layer, BP and PC"),
+        (
+            {"optimal_pc_lr": True},
+            "PC: η_l = lr/(x_{l−1}ᵀa_{l−1}); BP: η_l = lr/(a_{l−1}ᵀa_{l−1}) (means over the batch)",
+        ),
+    ],
+)
+def test_lr_rule_states_the_rule(extra: dict, rule: str) -> None:
+    assert run(dims=[2, 2], **extra).lr_rule == rule
+
+
+@pytest.mark.parametrize(
+    ("dims", "batch", "n_draws", "done"),
+    [
+        # per draw Σ n_l n_{l−1} + 4B·Σ n_l values: 2·64² + 4·64·192 = 57 344, so 2·10⁶ // 57 344 = 34 draws per chunk
+        ([64, 64, 64], 64, 40, [34, 40]),
+        # 1024² + 1024 + 4·1·2049 = 1 057 796 > 10⁶: one draw per chunk
+        ([1024, 1024, 1], 1, 2, [1, 2]),
+    ],
+)
+def test_chunks_keep_weights_and_activations_under_2e6_values(
+    dims: list[int], batch: int, n_draws: int, done: list[int]
+) -> None:
+    seen: list[str] = []
+    params = TargetAlignmentParams(dims=dims, batch=batch, n_draws=n_draws)
+    target_alignment(params, lambda fraction, message="": seen.append(message))
+    assert seen == [f"{d}/{n_draws} draws" for d in done]
+
+
+def test_an_excluded_draw_computes_no_division_by_zero() -> None:
+    # Zero weights: x_1ᵀa_1 = 0 in every draw; the rule's rate is not taken as lr/0 (no numpy warning), all excluded.
+    params = TargetAlignmentParams(weights=[[[0.0, 0.0]], [[0.0]]], optimal_pc_lr=True, n_draws=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(Degenerate):
+            target_alignment(params, no_progress)
