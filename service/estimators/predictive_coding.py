@@ -259,9 +259,15 @@ def _chunk(params: TargetAlignmentParams, dims: list[int], rng: np.random.Genera
         top = weights[i] if top is None else top @ weights[i]
 
     def step(update: Update, i: int, z: np.ndarray) -> np.ndarray:
-        """ΔW_l z with ΔW_l = η_l·left_l·right_lᵀ/B, without forming ΔW_l."""
+        """ΔW_l z with ΔW_l = η_l·left_l·right_lᵀ/B in the cheaper order: left·(rightᵀz) costs B²(n_l + n_{l−1})
+        multiply-adds, (left·rightᵀ)·z costs 2B·n_l·n_{l−1} (the rank-B update is not formed unless B is larger)."""
         lr, left, right = update
-        return lr[i][:, None, None] / b * (left[i] @ (np.swapaxes(right[i], 1, 2) @ z))
+        n_out, n_in = left[i].shape[1], right[i].shape[1]
+        if 2 * n_out * n_in < b * (n_out + n_in):
+            change = (left[i] @ np.swapaxes(right[i], 1, 2)) @ z
+        else:
+            change = left[i] @ (np.swapaxes(right[i], 1, 2) @ z)
+        return lr[i][:, None, None] / b * change
 
     def first_order(update: Update) -> np.ndarray:
         total = np.zeros_like(err)

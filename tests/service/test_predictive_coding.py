@@ -1,6 +1,7 @@
 """Target alignment of BP and PC in deep linear networks: hand computation, table, ordering, optimal rate rule."""
 
 import math
+import time
 import warnings
 
 import numpy as np
@@ -413,3 +414,42 @@ def test_an_excluded_draw_computes_no_division_by_zero() -> None:
         warnings.simplefilter("error")
         with pytest.raises(Degenerate):
             target_alignment(params, no_progress)
+
+
+def test_two_layer_network_by_hand_with_a_batch() -> None:
+    # dims [3, 2, 2], B = 4 > widths: X (3×4) then Y (2×4) from default_rng(6); updates are means over the batch.
+    w1 = np.array([[0.5, -1.0, 0.3], [0.2, 0.4, -0.7]])
+    w2 = np.array([[1.1, -0.3], [0.6, 0.9]])
+    rng = np.random.default_rng(6)
+    xb, yb = rng.standard_normal((3, 4)), rng.standard_normal((2, 4))
+    lr, b = 0.05, 4
+    a1 = w1 @ xb
+    e = yb - w2 @ a1
+    bp = (lr * e @ a1.T / b, lr * (w2.T @ e) @ xb.T / b)
+    eps2 = np.linalg.solve(np.eye(2) + w2 @ w2.T, e)
+    eps1 = w2.T @ eps2
+    pc = (lr * eps2 @ (a1 + eps1).T / b, lr * eps1 @ xb.T / b)
+
+    def finite(d2: np.ndarray, d1: np.ndarray) -> np.ndarray:
+        return ((w2 + d2) @ ((w1 + d1) @ xb) - w2 @ a1).ravel()
+
+    res = run(weights=[w1.tolist(), w2.tolist()], lr=lr, seed=6, batch=b)
+    assert res.ta_bp == pytest.approx(cos(finite(*bp), e.ravel()), rel=1e-12)
+    assert res.ta_pc == pytest.approx(cos(finite(*pc), e.ravel()), rel=1e-12)
+    assert res.ta_bp_first_order == pytest.approx(cos((bp[0] @ a1 + w2 @ bp[1] @ xb).ravel(), e.ravel()), rel=1e-12)
+    assert res.ta_pc_first_order == pytest.approx(cos((pc[0] @ a1 + w2 @ pc[1] @ xb).ravel(), e.ravel()), rel=1e-12)
+
+
+def test_cpu_time_per_cost_unit_does_not_grow_with_the_batch() -> None:
+    # B ≫ widths: ΔW_l z as left·(rightᵀz) would take B²(n_l + n_{l−1}) multiply-adds, which the cost model (and the
+    # synchronous budget) does not count; (left·rightᵀ)·z takes 2B·n_l·n_{l−1}.
+    def per_unit(params: TargetAlignmentParams) -> float:
+        times = []
+        for _ in range(3):
+            start = time.process_time()
+            target_alignment(params, no_progress)
+            times.append(time.process_time() - start)
+        return min(times) / target_alignment_cost(params)
+
+    baseline = per_unit(TargetAlignmentParams(dims=[64, 64, 64], batch=64, n_draws=20))
+    assert per_unit(TargetAlignmentParams(dims=[2, 2], batch=1024, n_draws=20)) < 20 * baseline
