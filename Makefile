@@ -99,11 +99,35 @@ FAMILY_reproductions = service.reproductions.*
 FAMILY_core = service.registry.* service.types.* service.errors.* service.plot_text.*
 FAMILY_usecases = usecases.*
 FAMILY_repositories = db.repositories.*
+# For an estimator family, the copy is narrowed to its files (only their mutants are generated) and to its tests
+# (each mutant reruns only those): the FAMILY_FILES_* and FAMILY_TESTS_* lists. Every other family, or
+# MUTATION_TESTS= set empty, keeps the whole [tool.mutmut] scope; MUTATION_TESTS='tests/x.py ...' overrides.
+RESULT_FIELD_TESTS = tests/test_result_fields.py
+DYNAMICS = hyperconnections unrolling snn axial_slr predictive_coding
+INTERNALS = layer_patching steering sae fdslm
+FAMILY_FILES_minhash = service/estimators/minhash*
+FAMILY_FILES_compression = service/estimators/compression*
+FAMILY_FILES_dynamics = $(foreach m,$(DYNAMICS),service/estimators/$(m)*)
+FAMILY_FILES_internals = $(foreach m,$(INTERNALS),service/estimators/$(m)*)
+FAMILY_FILES_ubench = service/estimators/ubench*
+FAMILY_FILES_moead = service/estimators/moead*
+FAMILY_FILES_reproductions = service/reproductions/*
+FAMILY_TESTS_minhash = tests/service/test_minhash*.py tests/service/test_estimator_edges.py $(RESULT_FIELD_TESTS)
+FAMILY_TESTS_compression = tests/service/test_compression*.py $(RESULT_FIELD_TESTS)
+FAMILY_TESTS_dynamics = $(foreach m,$(DYNAMICS),tests/service/test_$(m)*.py) $(RESULT_FIELD_TESTS)
+FAMILY_TESTS_internals = $(foreach m,$(INTERNALS),tests/service/test_$(m)*.py) $(RESULT_FIELD_TESTS)
+FAMILY_TESTS_ubench = tests/service/test_ubench*.py $(RESULT_FIELD_TESTS)
+FAMILY_TESTS_moead = tests/service/test_moead*.py $(RESULT_FIELD_TESTS)
+FAMILY_TESTS_reproductions = tests/service/test_reproductions*.py
 MUTANTS ?= $(FAMILY_$(FAMILY))
+MUTATION_TESTS ?= $(wildcard $(FAMILY_TESTS_$(FAMILY)))
+MUTATION_FILES = $(if $(MUTATION_TESTS),$(FAMILY_FILES_$(FAMILY)))
 mutation: install-dev
 	$(if $(FAMILY),$(if $(FAMILY_$(FAMILY)),,$(error unknown FAMILY=$(FAMILY); see the FAMILY_* globs in the Makefile)))
 	rm -rf $(MUTATION_DIR) && mkdir -p $(MUTATION_DIR)
 	git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - | tar -xf - -C $(MUTATION_DIR)
+	$(if $(MUTATION_TESTS),$(PY) scripts/mutation_scope.py $(MUTATION_DIR)/pyproject.toml --tests $(MUTATION_TESTS) \
+		$(if $(MUTATION_FILES),--mutate $(foreach f,$(MUTATION_FILES),'$(f)')))
 	cd $(MUTATION_DIR) && $(abspath $(VENV))/bin/mutmut run --max-children $(MUTATION_JOBS) $(foreach m,$(MUTANTS),'$(m)')
 	$(PY) scripts/mutation_summary.py $(MUTATION_DIR)
 
