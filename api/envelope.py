@@ -1,5 +1,6 @@
 """The run envelope: every estimator and scorer call answers with a stored run, serialised here."""
 
+import functools
 import json
 from collections import OrderedDict
 from datetime import datetime
@@ -30,8 +31,11 @@ class RunEnvelope(BaseModel):
     result: dict[str, Any]
 
 
+@functools.cache
 def typed_envelope(model_name: str, result_model: type[BaseModel]) -> type[RunEnvelope]:
-    """A per-estimator subclass whose ``result`` is the estimator's own result model (for OpenAPI)."""
+    """A per-estimator subclass whose ``result`` is the estimator's own result model (for OpenAPI); built once per
+    name and result model and shared by every app the process builds (pydantic's model building is most of an
+    app's start-up otherwise)."""
     return create_model(model_name, __base__=RunEnvelope, result=(result_model, ...))
 
 
