@@ -4,26 +4,13 @@ byte of the whole body allocates several times the body. Naming the NUL's field 
 (``json_bounds.blocks``), so its temporaries do not grow with the body: measured with tracemalloc at 0.78-1.30x
 these 8 MB bodies, where the whole-body scan took 6.0-29x."""
 
-import tracemalloc
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 
 from api import text_guard
-from tests.usecases.test_json_bounds_memory import ITEMS
+from tests.usecases.test_json_bounds_memory import ITEMS, _peak
 
 PEAK = 1.5
 """The scan's peak allocation as a multiple of an 8 MB body (measured: at most 1.30)."""
-
-
-def _peak(call: Callable[[], Any]) -> tuple[int, Any]:
-    tracemalloc.start()
-    try:
-        out = call()
-        return tracemalloc.get_traced_memory()[1], out
-    finally:
-        tracemalloc.stop()
 
 
 @pytest.mark.parametrize("kind", list(ITEMS))
