@@ -232,6 +232,7 @@ def test_samples_and_plot(quad: dict) -> None:
 )
 def test_inconsistent_inputs_name_the_field(kw: dict, loc: tuple) -> None:
     problem = {"kind": "quadratic", "h": [[2.0, 0.0], [0.0, 1.0]], "dh": np.eye(2).tolist(), "b": [1.0, 1.0]}
+    kw = dict(kw)  # popping from the parametrized dict itself would drop the case from a second run in one process
     problem = problem | {"db": [0.0, 0.0]} | kw.pop("problem", {})
     with pytest.raises(InvalidInput) as err:
         call(problem, iterations=10, **kw)
