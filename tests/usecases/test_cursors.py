@@ -59,3 +59,48 @@ def test_a_malformed_sequence_cursor_is_an_error_naming_cursor(bad: str) -> None
     with pytest.raises(InvalidFields) as refused:
         cursors.decode_seq(bad)
     assert refused.value.errors[0]["loc"] == ["query", "cursor"]
+
+
+def test_a_cursor_is_compact_json_in_unpadded_base64url() -> None:
+    # {"a":1} is the 7 bytes 7b 22 61 22 3a 31 7d; base64 "eyJhIjoxfQ==" (RFC 4648), padding dropped; with
+    # json.dumps's default separators the text would be {"a": 1} (8 bytes, "eyJhIjogMX0").
+    assert cursors.encode({"a": 1}) == "eyJhIjoxfQ"
+    assert cursors.encode(0) == "MA"  # "0" = 0x30: "MA=="
+    assert cursors.encode([1, 2]) == "WzEsMl0"  # "[1,2]": "WzEsMl0="; "[1, 2]" would be "WzEsIDJd"
+    assert cursors.decode("eyJhIjoxfQ") == {"a": 1}
+
+
+@pytest.mark.parametrize("value", [0, 1, 14, 99, 12345, 2**40])
+def test_every_non_negative_sequence_round_trips(value: int) -> None:
+    assert cursors.decode_seq(cursors.encode(value)) == value
+
+
+def test_a_cursor_of_every_length_modulo_four_decodes() -> None:
+    # "7" ... "77777" are 1 to 5 bytes: 2, 3, 4, 6 and 7 base64 characters unpadded (0, 2 and 3 mod 4).
+    for text in ("7", "77", "777", "7777", "77777"):
+        encoded = cursors.encode(int(text))
+        assert "=" not in encoded
+        assert cursors.decode_seq(encoded) == int(text)
+
+
+def test_a_sequence_cursor_rejects_a_stray_character_and_every_error_is_the_same() -> None:
+    # "MQ" is "1"; a stray "." makes three characters, which need one "=", and "MQ.=" is not valid base64.
+    for bad in ("MQ.", "!!", "e30"):
+        with pytest.raises(InvalidFields) as refused:
+            cursors.decode_seq(bad)
+        assert refused.value.status == 422
+        assert [(e["loc"], e["type"]) for e in refused.value.errors] == [(["query", "cursor"], "value_error")]
+
+
+def test_no_cursor_is_the_first_page() -> None:
+    assert cursors.decode_seq(None) is None
+    assert cursors.decode_str(None) is None
+
+
+def test_a_string_cursor_round_trips_and_refuses_other_json() -> None:
+    assert cursors.decode_str(cursors.encode("run-42")) == "run-42"
+    assert cursors.decode_str("InJ1bi00MiI") == "run-42"  # '"run-42"' in base64url, by hand
+    for bad in (cursors.encode(7), cursors.encode(None), cursors.encode(["x"]), "!!"):
+        with pytest.raises(InvalidFields) as refused:
+            cursors.decode_str(bad)
+        assert refused.value.errors[0]["loc"] == ["query", "cursor"]
