@@ -355,9 +355,7 @@ COVERED: dict[str, dict[str, tuple[str, ...]]] = {
         "hash_version": ("tests/service/test_minhash.py::test_hash_version_3_is_pinned_and_the_default",),
         "hashvalues": ("tests/service/test_minhash.py::test_hash_version_3_is_pinned_and_the_default",),
         "n_distinct": ("tests/service/test_minhash.py::test_sketch_order_independent_dedup_and_merge_equals_union",),
-        "num_perm": (
-            "tests/reliability/test_sync_load.py::test_bursts_of_heavy_calls_leave_health_fast_and_memory_bounded",
-        ),
+        "num_perm": ("tests/service/test_minhash.py::test_sketch_order_independent_dedup_and_merge_equals_union",),
         "universe": ("tests/service/test_minhash.py::test_cost_functions_follow_their_formulas",),
         "warning": (
             "tests/service/test_minhash.py::test_hasher_rejects_unknown_schemes_versions_and_repeating_shifts",

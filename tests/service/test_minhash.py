@@ -684,6 +684,7 @@ def test_sketch_order_independent_dedup_and_merge_equals_union(scheme, universe)
     assert [str(int(v)) for v in elementwise] == merged.hashvalues
     assert merged.n_distinct == 500  # documented: sum of chunk counts, an upper bound of the 500 - overlap
     assert union.n_distinct == len(set(a) | set(b))
+    assert (base.num_perm, merged.num_perm, len(merged.hashvalues)) == (64, 64, 64)  # K as asked, K values
 
 
 @pytest.mark.parametrize("scheme", ["classic", "cminhash_sigma_pi"])
