@@ -1,10 +1,14 @@
 """unrolling.jacobian_error's edges: the sampled iterations, the boundaries of its input checks, hand-computed
 small cases of the curve fields."""
 
+import math
+
 import numpy as np
 import pytest
 
-from service.estimators.unrolling import sample_times
+from service.errors import InvalidInput
+from service.estimators.unrolling import JacobianErrorParams, cost, jacobian_error, sample_times
+from service.registry import no_progress
 
 
 def test_every_iteration_is_sampled_up_to_the_budget() -> None:
@@ -29,3 +33,113 @@ def test_long_runs_are_sampled_log_spaced_with_the_given_iterations(k: int) -> N
     kept = sample_times(k, [300, 301, 5003, k])
     assert {e for e in (300, 301, 5003, k) if e <= k} <= set(kept.tolist())
     assert kept.min() == 1 and kept.max() == k  # an extra beyond K is dropped
+
+
+def call(problem: dict, **kw: object):
+    return jacobian_error(JacobianErrorParams(problem=problem, **kw), no_progress)
+
+
+SCALAR = {"kind": "quadratic", "h": [[1.0]], "dh": [[1.0]], "b": [1.0], "db": [0.0]}
+
+
+def test_one_dimensional_run_by_hand() -> None:
+    """H = ∂H = 1, b = 1, ∂b = 0, h = 0.5, x0 = 3: x* = 1, J* = −1, ρ = 0.5, x_t = 1 + 2·0.5^t and
+    J_{t+1} = 0.5·J_t − 0.5·x_t from J_k0 = 0, unrolled here by hand."""
+    res = call(SCALAR, step=0.5, iterations=6, k0_list=[0, 2], x0=[3.0])
+    assert (res.L, res.mu, res.kappa, res.rho, res.step) == (1.0, 1.0, 1.0, 0.5, 0.5)
+    assert res.method == "closed_form" and res.j_star_norm == pytest.approx(1.0, rel=1e-15)
+    # x0 ≠ 0: the bound's transient peak h‖∂H‖·‖x0 − x*‖/(e·ρ·ln(1/ρ)) = 2/(e·ln 2) ≈ 1.06 exceeds ‖J*‖ = 1
+    assert res.curse_expected is True
+    assert res.implicit_error == pytest.approx(2 * 0.5**6, rel=1e-12)  # |x_K − x*|·|∂H|/|H|/|J*|
+    first, late = res.curves
+    assert first.t == late.t == [1, 2, 3, 4, 5, 6]
+    # J_1..J_6 = −1.5, −1.75, −1.625, −1.4375, −1.28125, −1.171875
+    assert first.rel_error == pytest.approx([0.5, 0.75, 0.625, 0.4375, 0.28125, 0.171875], abs=1e-14)
+    assert first.abs_error == pytest.approx(first.rel_error, abs=1e-14)
+    assert (first.t_peak, first.peak_rel_error, first.peak_abs_error) == (2, pytest.approx(0.75), pytest.approx(0.75))
+    assert first.rel_error_at_K == pytest.approx(0.171875, abs=1e-14)
+    # bound ρ^(m−1)(ρ‖J*‖ + m·h·‖∂H‖·ρ^k0·‖x0 − x*‖)/‖J*‖, m = t − k0
+    bound0 = [0.5 ** (m - 1) * (0.5 + m * 0.5 * 2.0) for m in range(1, 7)]
+    assert first.bound == pytest.approx(bound0, rel=1e-14)
+    assert first.predicted_t_peak == pytest.approx(1 / math.log(2), rel=1e-14)
+    assert first.predicted_peak == pytest.approx(2 / (math.e * math.log(2)), rel=1e-14)
+    assert (first.stored_iterates, first.stored_bytes) == (6, 48)
+    # k0 = 2: J = 0 up to t = 2 (relative error 1), then J_3..J_6 = −0.75, −1, −1.0625, −1.0625
+    assert late.rel_error == pytest.approx([1.0, 1.0, 0.25, 0.0, 0.0625, 0.0625], abs=1e-14)
+    assert (late.t_peak, late.peak_rel_error) == (3, pytest.approx(0.25, abs=1e-14))
+    bound2 = [1.0, 1.0] + [0.5 ** (m - 1) * (0.5 + m * 0.5 * 0.25 * 2.0) for m in range(1, 5)]
+    assert late.bound == pytest.approx(bound2, rel=1e-14)
+    assert late.predicted_t_peak == pytest.approx(2 + 1 / math.log(2), rel=1e-14)
+    assert late.predicted_peak == pytest.approx(0.25 * 2 / (math.e * math.log(2)), rel=1e-14)
+    assert (late.stored_iterates, late.stored_bytes) == (4, 32)
+
+
+def test_a_small_x0_gap_expects_no_curse_even_below_sqrt2() -> None:
+    # As above with x0 = 2.5: the transient peak 1.5/(e·ln 2) ≈ 0.80 < 1; with x0 = 0 the rule is h·L > √2 (0.5 < √2)
+    assert call(SCALAR, step=0.5, iterations=3, x0=[2.5]).curse_expected is False
+    assert call(SCALAR, step=0.5, iterations=3, x0=[3.0]).curse_expected is True
+    assert call(SCALAR, step=0.5, iterations=3).curse_expected is False
+
+
+def test_step_at_one_over_l_in_one_dimension_contracts_in_one_step() -> None:
+    # H = 2, h = 1/L = 0.5: ρ = 0, x_1 = x*; no transient, so no predicted peak and no curse.
+    res = call(SCALAR | {"h": [[2.0]]}, step_rule="1/L", iterations=4, k0_list=[0, 1], x0=[5.0])
+    assert res.rho == 0.0 and res.curse_expected is False
+    assert [c.predicted_t_peak for c in res.curves] == [0.0, 1.0]
+    assert [c.predicted_peak for c in res.curves] == [None, None]
+
+
+def test_zero_j_star_leaves_the_relative_fields_null() -> None:
+    # H = diag(2, 1), b = ∂b = 0: x* = 0, J* = 0. h = 0.5, x0 = (1, −1): J_t = (−0.5·[t = 1], t·0.5^t).
+    problem = {"kind": "quadratic", "h": [[2.0, 0.0], [0.0, 1.0]], "dh": [[1.0, 0.0], [0.0, 1.0]]}
+    res = call(problem | {"b": [0.0, 0.0], "db": [0.0, 0.0]}, step=0.5, iterations=4, x0=[1.0, -1.0])
+    assert res.j_star_norm == 0.0 and res.implicit_error is None
+    # x0 ≠ 0 and ‖J*‖ = 0: any transient exceeds it
+    assert res.curse_expected is True
+    c = res.curves[0]
+    assert c.abs_error == pytest.approx([math.sqrt(0.5), 0.5, 0.375, 0.25], abs=1e-14)
+    assert (c.t_peak, c.peak_abs_error) == (1, pytest.approx(math.sqrt(0.5), abs=1e-14))
+    assert c.rel_error is None and c.bound is None and c.peak_rel_error is None
+    assert c.rel_error_at_K is None and c.predicted_peak is None
+
+
+def test_symmetry_is_judged_relative_to_the_largest_entry() -> None:
+    # |H − Hᵀ| = 1e-7 ≤ 1e-12·max|H| = 1e-6: accepted, and symmetrised (H₁₂ = H₂₁ = 5e-8).
+    res = call(
+        SCALAR | {"h": [[1e6, 1e-7], [0.0, 1.0]], "dh": np.eye(2).tolist(), "b": [1.0, 1.0]} | {"db": [0.0, 0.0]},
+        step_rule="1/L",
+        iterations=2,
+    )
+    big_l, mu = res.L, res.mu
+    assert big_l == pytest.approx(1e6, rel=1e-12) and mu == pytest.approx(1.0, rel=1e-9)
+    with pytest.raises(InvalidInput) as err:
+        call(
+            SCALAR | {"h": [[1.0, 2e-12], [0.0, 1.0]], "dh": np.eye(2).tolist(), "b": [1.0, 1.0]} | {"db": [0.0, 0.0]},
+            step_rule="1/L",
+            iterations=2,
+        )
+    assert err.value.loc == ("problem", "h")
+
+
+def test_singular_h_is_rejected() -> None:
+    problem = SCALAR | {"h": [[1.0, 0.0], [0.0, 0.0]], "dh": np.eye(2).tolist(), "b": [1.0, 0.0], "db": [0.0, 0.0]}
+    with pytest.raises(InvalidInput) as err:
+        call(problem, step_rule="1/L", iterations=2)
+    assert err.value.loc == ("problem",)
+
+
+def test_cost_picks_the_closed_form_only_for_a_multiple_of_the_identity() -> None:
+    def cost_of(dh: list, p: int = 2) -> float:
+        problem = {"kind": "quadratic", "h": np.eye(p).tolist(), "dh": dh, "b": [0.0] * p, "db": [0.0] * p}
+        return cost(JacobianErrorParams(problem=problem, step_rule="1/L", iterations=10, k0_list=[0, 1]))
+
+    closed = 2 * 8 + 12 * 10 * 2 * 2  # 2p³ + 12·K·p·#k0
+    recursion = 2 * 8 + 2 * 8 + 10 * (4 * (2 + 2) + 20_000)  # + 2p³ + K·(p²(2 + #k0) + 2·10⁴)
+    assert cost_of([[2.0, 0.0], [0.0, 2.0]]) == closed
+    assert cost_of([[1.0, 0.0], [0.0, 2.0]]) == recursion
+    assert cost_of([[1.0, 1.0], [0.0, 1.0]]) == recursion
+    assert cost_of([[1.0, 0.0], [0.0]]) == recursion  # ragged: not c·I (rejected later with its field)
+    assert cost_of([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]) == recursion  # not square
+    ridge = {"kind": "ridge", "x": np.ones((30, 5)).tolist(), "y": [0.0] * 30, "theta": 1.0}
+    params = JacobianErrorParams(problem=ridge, step_rule="1/L", iterations=50, k0_list=[0, 1])
+    assert cost(params) == 30 * 25 + 2 * 125 + 12 * 50 * 5 * 2  # n·p² + 2p³ + 12·K·p·#k0
