@@ -45,7 +45,7 @@ def test_killed_worker_job_reruns_once(tmp_path: Path) -> None:
     ):
         worker = procs.start("worker", env, log=tmp_path / "w1.log")
         try:
-            params = {"values": [4, 5], "steps": 20, "step_s": 0.1}
+            params = {"values": [4, 5], "steps": 100, "step_s": 0.1}  # 10 s: the kill lands long before the end
             r = c.post("/v1/jobs", json={"kind": "estimator", "name": NAME, "params": params})
             assert r.status_code == 202
             loc = r.headers["location"]
@@ -62,7 +62,7 @@ def test_killed_worker_job_reruns_once(tmp_path: Path) -> None:
         assert done["status"] == "succeeded" and done["attempts"] == 2, done
         runs = c.get("/v1/runs", params={"name": NAME, "limit": 100}).json()["items"]
         assert [run["id"] for run in runs] == [done["run_id"]]
-        assert c.get(f"/v1/runs/{done['run_id']}").json()["result"] == {"total": 9.0, "n": 2, "steps": 20}
+        assert c.get(f"/v1/runs/{done['run_id']}").json()["result"] == {"total": 9.0, "n": 2, "steps": 100}
 
 
 @pytest.mark.timeout(600)
@@ -76,12 +76,13 @@ def test_sigterm_requeues_running_job_and_worker_exits(tmp_path: Path) -> None:
         httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as c,
     ):
         worker = procs.start("worker", env, log=tmp_path / "w1.log")
-        params = {"values": [1], "steps": 20, "step_s": 0.1}
+        params = {"values": [1], "steps": 100, "step_s": 0.1}  # 10 s: SIGTERM lands long before the end
         loc = c.post("/v1/jobs", json={"kind": "estimator", "name": NAME, "params": params}).headers["location"]
         wait_for(c, loc, lambda j: j["status"] == "running", 180)
         procs.kill(worker, signal.SIGTERM, timeout=60)
         assert worker.returncode not in (None, -signal.SIGKILL)  # it stopped by itself, not by procs.kill's SIGKILL
-        assert c.get(loc).json()["status"] == "queued"
+        requeued = c.get(loc).json()
+        assert requeued["status"] == "queued", requeued
         worker = procs.start("worker", env, log=tmp_path / "w2.log")
         try:
             done = wait_for(c, loc, lambda j: j["status"] == "succeeded", 180)
