@@ -24,8 +24,8 @@ def run(b: list[float], k0_list: list[int], x0: list[float] | None = None):
 
 @pytest.fixture(scope="module")
 def relative():
-    # b = (1, 1): x* = (1/2, 1), J* = −H⁻¹x* = (−1/4, −1) ≠ 0.
-    return run([1.0, 1.0], [0, 2])
+    # b = (1/2, 1/2): x* = (1/4, 1/2), J* = −H⁻¹x* = (−1/8, −1/2): 0 < ‖J*‖ < 1.
+    return run([0.5, 0.5], [0, 2])
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +35,7 @@ def absolute():
 
 
 def test_relative_figure_draws_each_error_curve_and_its_dashed_bound(relative) -> None:
-    assert relative.j_star_norm == pytest.approx(np.hypot(0.25, 1.0), rel=1e-12)
+    assert relative.j_star_norm == pytest.approx(np.hypot(0.125, 0.5), rel=1e-12)
     fig = plot_jacobian_error(relative)
     assert tuple(fig.get_size_inches()) == pytest.approx((6.4, 4.2))
     (ax,) = fig.axes
