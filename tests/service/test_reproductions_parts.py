@@ -538,6 +538,8 @@ def test_raven_metrics_by_hand() -> None:
     assert out["s_cons"] == pytest.approx((2 / 3) ** 2)  # one consistency group, 2 of 3
     assert out["s_coh"] == pytest.approx((2 / 4 + 2 / 2) / 2)  # prefixes 2 of 4 and 2 of 2
     assert out["strict_pass"] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="zip"):  # one answer string per group, even when the lengths add up
+        ref_raven.metrics(groups[:2], ["1101101"])
 
 
 def test_sae_macs_by_hand() -> None:
@@ -582,6 +584,9 @@ def test_unrolled_jacobian_errors_by_hand() -> None:
     late = ref_unrolling.relative_errors(h, dh, b, db, x0, 3, 2)
     assert late == pytest.approx([1.0, 1.0, 0.625 / np.sqrt(1.25)], abs=1e-12)
     assert ref_unrolling.contraction(np.diag([4.0, 1.0, 3.0])) == pytest.approx(0.75)
+    # ∂H = 0, ∂b = (1, 0): J* = H⁻¹∂b = (½, 0), reached by the first update J = 0 − ½(0 + 0 − ∂b)
+    shifted = ref_unrolling.relative_errors(h, np.zeros((2, 2)), b, np.array([1.0, 0.0]), x0, 3, 0)
+    assert shifted == pytest.approx([0.0, 0.0, 0.0], abs=1e-15)
 
 
 def test_hyperconnection_jacobian_of_one_stream_by_hand() -> None:
@@ -710,3 +715,36 @@ def test_pc_reference_alignments_against_direct_updates() -> None:
     assert out["ta_pc_first_order"] == pytest.approx(small["ta_pc"], abs=1e-5)
     assert out["min_x_dot_a"] == pytest.approx(min(x @ x, xs[1] @ a1), abs=1e-12)
     assert out["equilibrium_gap"] < 1e-10
+
+
+def test_abscissa_counts_only_eigenvalues_within_1e_9_of_the_top() -> None:
+    """0 and −5e-9 ± 3i: the pair lies 5e-9 below the top, outside the 1e-9 band, so the frequency is 0."""
+    j = np.zeros((3, 3))
+    j[1:, 1:] = [[-5e-9, -3.0], [3.0, -5e-9]]
+    assert ref_hc.abscissa(j) == (0.0, 0.0)
+    j[1, 1] = j[2, 2] = -5e-10  # inside the band: the pair's frequency counts
+    assert ref_hc.abscissa(j)[1] == pytest.approx(3.0)
+
+
+def test_crossings_both_ways_in_one_range() -> None:
+    """A_r = [[a, 1], [−1, 1.5]], v = 0: J = [[a − 1, 1], [−1, ½]], eigenvalues (p + ½)/2 ± √(((p − ½)/2)² − 1) with
+    p = a − 1. Falling through zero at a = −1 (real: 0 and −1.5) and rising at a = ½ (complex, ω = √(1 − ½²))."""
+    a_r, v = np.array([[0.0, 1.0], [-1.0, 1.5]]), np.array([[0.0]])
+    found = ref_hc.crossings(a_r, [1.0, 1.0], [1.0, 1.0], v, 1, False, -1.6, 1.1, 4)
+    assert [c["value"] for c in found] == pytest.approx([-1.0, 0.5], abs=1e-10)
+    assert [c["type"] for c in found] == ["static", "hopf"]
+    assert [c["omega"] for c in found] == pytest.approx([0.0, np.sqrt(0.75)], abs=1e-8)
+    # on a grid of two points both ends are positive: the two crossings between them are not seen
+    assert ref_hc.crossings(a_r, [1.0, 1.0], [1.0, 1.0], v, 1, False, -1.6, 1.1, 2) == []
+    # the grid spans [lo, hi] only: no crossing in [−0.8, 0.4]
+    assert ref_hc.crossings(a_r, [1.0, 1.0], [1.0, 1.0], v, 1, False, -0.8, 0.4, 3) == []
+    # a grid point exactly on the root (abscissa 0.0 at a = −1) with a negative right end: the root is that point
+    (edge,) = ref_hc.crossings(a_r, [1.0, 1.0], [1.0, 1.0], v, 1, False, -1.0, -0.5, 2)
+    assert edge["value"] == pytest.approx(-1.0, abs=1e-10)
+
+
+def test_a_frequency_of_exactly_1e_6_is_static() -> None:
+    """One stream, one token, Vᵀ = [[0, −1e-6], [1e-6, 0]]: J = (a − 1)I + Vᵀ, eigenvalues a − 1 ± 1e-6 i."""
+    v = np.array([[0.0, 1e-6], [-1e-6, 0.0]])
+    (c,) = ref_hc.crossings(np.array([[0.0]]), [1.0], [1.0], v, 1, False, 0.0, 2.0, 2)
+    assert c["value"] == pytest.approx(1.0, abs=1e-10) and c["omega"] == 1e-6 and c["type"] == "static"
