@@ -715,6 +715,8 @@ def test_pc_reference_alignments_against_direct_updates() -> None:
     assert out["ta_pc_first_order"] == pytest.approx(small["ta_pc"], abs=1e-5)
     assert out["min_x_dot_a"] == pytest.approx(min(x @ x, xs[1] @ a1), abs=1e-12)
     assert out["equilibrium_gap"] < 1e-10
+    optimal = weights[1] @ (xs[1] - weights[0] @ x) + (y - weights[1] @ xs[1])  # U1 ε1 + U2 ε2, U1 = W2, U2 = I
+    assert out["pc_optimal_first_order"] == pytest.approx(optimal @ e / np.linalg.norm(optimal) / np.linalg.norm(e))
 
 
 def test_abscissa_counts_only_eigenvalues_within_1e_9_of_the_top() -> None:
@@ -748,3 +750,43 @@ def test_a_frequency_of_exactly_1e_6_is_static() -> None:
     v = np.array([[0.0, 1e-6], [-1e-6, 0.0]])
     (c,) = ref_hc.crossings(np.array([[0.0]]), [1.0], [1.0], v, 1, False, 0.0, 2.0, 2)
     assert c["value"] == pytest.approx(1.0, abs=1e-10) and c["omega"] == 1e-6 and c["type"] == "static"
+
+
+def test_pc_reference_alignments_of_a_three_layer_network() -> None:
+    """2 → 3 → 4 → 2: BP's update is −lr times the gradient of ½‖y − f(x)‖² (central differences), PC's is
+    lr·ε_l x_{l−1}ᵀ at the closed-form equilibrium of training_models (another derivation than the reference's least
+    squares); the optimal first-order change is Σ_l U_l ε_l with U_l = W_L ⋯ W_{l+1}."""
+    rng = np.random.default_rng(9)
+    weights = [rng.standard_normal((o, i)) / np.sqrt(i) for i, o in [(2, 3), (3, 4), (4, 2)]]
+    x, y = rng.standard_normal(2), rng.standard_normal(2)
+    lr = 0.05
+
+    def f(ws: list[np.ndarray]) -> np.ndarray:
+        return ws[2] @ ws[1] @ ws[0] @ x
+
+    e = y - f(weights)
+    grads = []
+    for layer, w in enumerate(weights):
+        g = np.zeros_like(w)
+        for idx in np.ndindex(w.shape):
+            pair = []
+            for sign in (1, -1):
+                ws = [v.copy() for v in weights]
+                ws[layer][idx] += sign * 1e-6
+                pair.append(0.5 * float(np.sum((y - f(ws)) ** 2)))
+            g[idx] = (pair[0] - pair[1]) / 2e-6
+        grads.append(g)
+    xs = training._linear_equilibrium(weights, x, y)
+    eps = [xs[i + 1] - w @ xs[i] for i, w in enumerate(weights)]
+
+    def cos(change: np.ndarray) -> float:
+        return float(change @ e / np.linalg.norm(change) / np.linalg.norm(e))
+
+    out = ref_pc.alignments(weights, x, y, lr)
+    bp = f([w - lr * g for w, g in zip(weights, grads, strict=True)]) - f(weights)
+    pc = f([w + lr * np.outer(d, xi) for w, d, xi in zip(weights, eps, xs, strict=False)]) - f(weights)
+    assert out["ta_bp"] == pytest.approx(cos(bp), abs=1e-7)
+    assert out["ta_pc"] == pytest.approx(cos(pc), abs=1e-9)
+    u = [weights[2] @ weights[1], weights[2], np.eye(2)]
+    assert out["pc_optimal_first_order"] == pytest.approx(cos(sum(ul @ el for ul, el in zip(u, eps, strict=True))))
+    assert out["equilibrium_gap"] < 1e-10
