@@ -106,6 +106,23 @@ def test_alternatives_take_the_larger_bound_at_each_depth() -> None:
     assert levels({"anyOf": [], "type": "array", "maxItems": 2, "items": INT}) == (1.0, 2.0)  # none listed
 
 
+def test_a_shorter_alternative_adds_nothing_below_its_own_depths() -> None:
+    """An always-empty list or an int: nothing at all below depth 1, whichever alternative comes first."""
+    empty = array(array(INT, 2), 0)  # (1, 0, 0)
+    assert levels({"anyOf": [empty, INT]}) == (1.0, 0.0, 0.0)
+    assert levels({"anyOf": [INT, empty]}) == (1.0, 0.0, 0.0)
+    assert levels(array(INT, 3, prefixItems=[array(INT, 0)])) == (1.0, 3.0, 0.0)
+
+
+def test_an_alternative_may_be_a_reference() -> None:
+    """``Optional[Model]`` is ``anyOf: [{$ref}, {type: null}]``; a reference inside alternatives inside a reference."""
+    defs = {"Pair": array(INT, 2), "Either": {"oneOf": [{"$ref": "#/$defs/Pair"}, INT]}}
+    assert levels({"anyOf": [{"$ref": "#/$defs/Pair"}, {"type": "null"}]}, defs) == (1.0, 2.0)
+    assert levels({"$ref": "#/$defs/Either"}, defs) == (1.0, 2.0)
+    loop = {"Loop": {"anyOf": [INT, array({"$ref": "#/$defs/Loop"}, 2)]}}
+    assert levels({"$ref": "#/$defs/Loop"}, loop) == (1.0, 2.0, *[INF] * json_bounds.MAX_DEPTH)
+
+
 def test_a_reference_reads_the_definition() -> None:
     defs = {"Pair": array(INT, 2), "Box": closed(p={"$ref": "#/$defs/Pair"}, q=INT)}
     assert levels({"$ref": "#/$defs/Pair"}, defs) == (1.0, 2.0)
