@@ -404,6 +404,8 @@ def test_best_rate_takes_the_lowest_mean_area(monkeypatch: pytest.MonkeyPatch) -
         (0.2, 1): [3.0, 2.0],
         (0.3, 0): [1.0, float("inf")],
         (0.3, 1): [0.0, 0.0],
+        (0.4, 0): [float("nan"), 1.0],  # a loss that is not a number counts as infinite too
+        (0.4, 1): [1.0, 1.0],
     }
     seen = []
 
@@ -412,9 +414,9 @@ def test_best_rate_takes_the_lowest_mean_area(monkeypatch: pytest.MonkeyPatch) -
         return training.Trajectory(curves[lr, seed], [])
 
     monkeypatch.setattr(training, "train", fake)
-    best, per_seed, areas = training.best_rate("pc", True, [0.1, 0.2, 0.3], 9, [0, 1])
+    best, per_seed, areas = training.best_rate("pc", True, [0.1, 0.2, 0.3, 0.4], 9, [0, 1])
     assert best == 0.2 and per_seed == [1.5, 2.5]
-    assert areas == {0.1: 3.5, 0.2: 2.0, 0.3: float("inf")}
+    assert areas == {0.1: 3.5, 0.2: 2.0, 0.3: float("inf"), 0.4: float("inf")}
     assert set(seen) == {("pc", True, 9)}
 
 
@@ -790,3 +792,42 @@ def test_pc_reference_alignments_of_a_three_layer_network() -> None:
     u = [weights[2] @ weights[1], weights[2], np.eye(2)]
     assert out["pc_optimal_first_order"] == pytest.approx(cos(sum(ul @ el for ul, el in zip(u, eps, strict=True))))
     assert out["equilibrium_gap"] < 1e-10
+
+
+def _student_and_samples(seed: int, samples: int, n_test: int) -> tuple[list, list, np.ndarray]:
+    """The documented generator's draws: teacher, student, test inputs, then the training samples."""
+    rng = np.random.default_rng(seed)
+    teacher = [rng.standard_normal((o, i)) / np.sqrt(i) for i, o in pairwise(training.DIMS)]
+    student = [rng.standard_normal((o, i)) / np.sqrt(i) for i, o in pairwise(training.DIMS)]
+    rng.standard_normal((training.DIMS[0], n_test))
+    return teacher, student, rng.standard_normal((samples, training.DIMS[0]))
+
+
+def test_training_defaults_and_the_points_it_keeps() -> None:
+    """A point every 25 samples on 500 test inputs by default; with every = 2 the points are after samples 2 and 4."""
+    (first,) = training.train("bp", True, 0.1, 0, 3).losses
+    assert first == pytest.approx(_replay_bp(3, 0.1, 0, 500)[0][0], rel=1e-12)
+    assert len(training.train("bp", False, 0.0, 50, 3, n_test=5).losses) == 3  # samples 0, 25, 50
+    losses, kept = _replay_bp(3, 0.05, 4, 7)
+    run = training.train("bp", True, 0.05, 4, 3, every=2, n_test=7)
+    assert run.losses == pytest.approx([losses[0], losses[2], losses[4]], rel=1e-8)
+    assert run.weights[1][0] == pytest.approx(kept[2][0], abs=1e-8)
+
+
+def test_pc_training_takes_the_relaxed_tanh_update_with_the_default_schedule() -> None:
+    """One PC step of the tanh network is lr times the relaxed update (500 steps of γ = 0.2 by default)."""
+    teacher, student, xs = _student_and_samples(4, 1, 5)
+    y = training.forward(teacher, xs[0], True)[-1]
+    update = training._pc_update(student, xs[0], y, True, 500, 0.2)
+    run = training.train("pc", True, 0.05, 1, 4, every=1, n_test=5)
+    for w0, w1, u in zip(run.weights[0], run.weights[1], update, strict=True):
+        assert w1 - w0 == pytest.approx(0.05 * u, abs=1e-12)
+
+
+def test_a_run_stops_once_a_weight_reaches_the_divergence_bound() -> None:
+    """BP at lr = 100: the second step takes the weights past 1e6 while they are still finite; the run stops there
+    and its remaining points are infinite."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        run = training.train("bp", False, 100.0, 6, 1, every=1, n_test=5)
+    assert len(run.weights) == 2 and all(np.abs(w).max() < 1e6 for ws in run.weights for w in ws)
+    assert np.isfinite(run.losses[:2]).all() and run.losses[2:] == [float("inf")] * 5
