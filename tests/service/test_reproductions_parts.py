@@ -223,10 +223,47 @@ def test_one_training_step_is_half_the_mean_cross_entropy_gradient() -> None:
             fd = (_mean_ce(shifted[0], x, y) - _mean_ce(shifted[1], x, y)) / 2e-6
             assert moved[idx] - value[idx] == pytest.approx(-0.5 * fd, abs=1e-8), (field, idx)
     # initial scale 1/sqrt(fan-in): sample spreads of the 30 + 6 entries
-    wide = sm.train_steering_net(seed, steps=0, width=40, hidden=50)
-    assert wide.w0.std() == pytest.approx(1 / np.sqrt(10), rel=0.1)
-    assert wide.w1.std() == pytest.approx(1 / np.sqrt(40), rel=0.1)
-    assert wide.w2.std() == pytest.approx(1 / np.sqrt(50), rel=0.3)
+    wide = sm.train_steering_net(seed, steps=0, width=400, hidden=60)
+    assert wide.w0.std() == pytest.approx(1 / np.sqrt(10), rel=0.025)  # 4000 draws: 1.1 % standard error
+    assert wide.w1.std() == pytest.approx(1 / np.sqrt(400), rel=0.025)
+    assert wide.w2.std() == pytest.approx(1 / np.sqrt(60), rel=0.3)
+
+
+def test_the_second_training_step_uses_the_biases_the_first_one_learnt() -> None:
+    """From step 1 to step 2 (b1, b2 no longer 0) every parameter moves by −0.5 × its gradient at step 1."""
+    seed = 4
+    mid = sm.train_steering_net(seed, steps=1, width=3, hidden=2)
+    after = sm.train_steering_net(seed, steps=2, width=3, hidden=2)
+    x, y = sm.teacher_data(1000, seed + 1)
+    assert mid.b2 != 0.0 and mid.b1.all()
+    for field in ("w1", "b1", "w2", "b2"):
+        value = np.atleast_1d(np.asarray(getattr(mid, field), dtype=float))
+        moved = np.atleast_1d(np.asarray(getattr(after, field), dtype=float))
+        for idx in np.ndindex(value.shape):
+            shifted = []
+            for sign in (1, -1):
+                v = value.copy()
+                v[idx] += sign * 1e-6
+                shifted.append(replace(mid, **{field: v if field != "b2" else float(v[0])}))
+            fd = (_mean_ce(shifted[0], x, y) - _mean_ce(shifted[1], x, y)) / 2e-6
+            assert moved[idx] - value[idx] == pytest.approx(-0.5 * fd, abs=1e-8), (field, idx)
+
+
+@pytest.mark.slow  # 400 full-batch steps, twice (about a second)
+def test_the_default_schedule_is_400_steps() -> None:
+    default, explicit = sm.train_steering_net(3), sm.train_steering_net(3, steps=400, width=16, hidden=32)
+    assert default.w0.tolist() == explicit.w0.tolist() and default.b2 == explicit.b2
+
+
+def test_teacher_labels_replayed_on_the_generator() -> None:
+    """x first, then the label noise ξ, from default_rng(seed): y = 1[tanh(x₀ + x₁) + ½x₂x₃ + 0.3ξ > 0]."""
+    x, y = sm.teacher_data(500, 12)
+    rng = np.random.default_rng(12)
+    x_exp = rng.standard_normal((500, 10))
+    xi = rng.standard_normal(500)
+    assert x.tolist() == x_exp.tolist()
+    expected = np.tanh(x_exp[:, 0] + x_exp[:, 1]) + 0.5 * x_exp[:, 2] * x_exp[:, 3] + 0.3 * xi > 0
+    assert y.tolist() == expected.astype(float).tolist()
 
 
 def test_training_lowers_the_loss() -> None:
@@ -243,6 +280,12 @@ def test_persona_direction_is_the_difference_of_class_means() -> None:
     assert sm.persona_direction(net, x).tolist() == pytest.approx([2.0 - (-2.0), 3.0 - 2.0])
     x = np.array([[1.0, 5.0], [0.0, 1.0]])  # x₀ = 0: p = ½ counts as negative
     assert sm.persona_direction(net, x).tolist() == pytest.approx([1.0, 4.0])
+    # a layer of width 3 on 2 inputs: a = (x₀, x₁, x₀ + x₁), positive when x₀ > 0
+    wide = sm.SteeringNet(
+        np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]), np.array([[1.0, 0.0, 0.0]]), np.zeros(1), np.array([10.0]), 0.0
+    )
+    x = np.array([[2.0, 1.0], [-1.0, 3.0], [-3.0, 1.0]])
+    assert sm.persona_direction(wide, x).tolist() == pytest.approx([2.0 - (-2.0), 1.0 - 2.0, 3.0 - 0.0])
 
 
 def test_leaky_dialogue_states_by_hand() -> None:
@@ -259,6 +302,8 @@ def test_leaky_dialogue_states_by_hand() -> None:
     noisy, g, p = sm.leaky_dialogues(0.5, 0.1, 2, 5, 3, 2.0, 400, 4)
     residual = noisy - (g + np.array(z)[None, :, None] * (p - g))
     assert residual.std() == pytest.approx(2.0, rel=0.05) and abs(residual.mean()) < 0.1
+    rng.standard_normal(0)  # the noise is the generator's next draw after μ_G and μ_P: + noise·ξ
+    assert residual == pytest.approx(2.0 * rng.standard_normal((400, 5, 3)), abs=1e-12)
 
 
 def test_training_forward_by_hand() -> None:
@@ -831,3 +876,65 @@ def test_a_run_stops_once_a_weight_reaches_the_divergence_bound() -> None:
         run = training.train("bp", False, 100.0, 6, 1, every=1, n_test=5)
     assert len(run.weights) == 2 and all(np.abs(w).max() < 1e6 for ws in run.weights for w in ws)
     assert np.isfinite(run.losses[:2]).all() and run.losses[2:] == [float("inf")] * 5
+
+
+def _flat_sae_replay(x_train: np.ndarray, width: int, k: int, steps: int, batch: int, seed: int) -> np.ndarray:
+    """The flat SAE's documented training replayed on the same generator: unit-norm random decoder, tied encoder,
+    b_e = 0, b_d the training mean; per step a batch drawn with replacement, every gradient of the batch's mean
+    ‖x̂ − x‖² by central differences, Adam (lr 5e-3, β = (0.9, 0.999), ε = 1e-8), decoder columns renormalised."""
+    rng = np.random.default_rng(seed)
+    dec = rng.standard_normal((x_train.shape[1], width))
+    dec /= np.linalg.norm(dec, axis=0)
+    params = {"dec": dec, "b_d": x_train.mean(axis=0), "enc": dec.T.copy(), "b_e": np.zeros(width)}
+    moments = {name: (np.zeros_like(p), np.zeros_like(p)) for name, p in params.items()}
+    for step in range(1, steps + 1):
+        xb = x_train[rng.integers(0, x_train.shape[0], batch)]
+
+        def loss(p: dict, xb: np.ndarray = xb) -> float:
+            recon = []
+            for row in xb:
+                pre = np.maximum(p["enc"] @ (row - p["b_d"]) + p["b_e"], 0.0)
+                z = np.zeros_like(pre)
+                top = np.argsort(-pre, kind="stable")[:k]
+                z[top] = pre[top]
+                recon.append(p["dec"] @ z + p["b_d"])
+            return float(np.mean(np.sum((np.array(recon) - xb) ** 2, axis=1)))
+
+        grads = {}
+        for name, value in params.items():
+            g = np.zeros_like(value)
+            for idx in np.ndindex(value.shape):
+                pair = []
+                for sign in (1, -1):
+                    shifted = {**params, name: value.copy()}
+                    shifted[name][idx] += sign * 1e-6
+                    pair.append(loss(shifted))
+                g[idx] = (pair[0] - pair[1]) / 2e-6
+            grads[name] = g
+        for name, g in grads.items():
+            m, v = moments[name]
+            m[...] = 0.9 * m + 0.1 * g
+            v[...] = 0.999 * v + 0.001 * g**2
+            params[name] = params[name] - 5e-3 * (m / (1 - 0.9**step)) / (np.sqrt(v / (1 - 0.999**step)) + 1e-8)
+        params["dec"] = params["dec"] / np.linalg.norm(params["dec"], axis=0)
+    return params["dec"]
+
+
+def test_flat_sae_three_adam_steps_replayed() -> None:
+    rng = np.random.default_rng(3)
+    x_train = rng.standard_normal((30, 3)) @ np.array([[1.0, 0.5, 0.0], [0.0, 1.0, -0.5], [0.3, 0.0, 1.0]])
+    x_train += np.array([1.0, -2.0, 0.5])
+    out = sm.flat_topk_sae(x_train, x_train, width=4, k=2, steps=3, batch=8, seed=6)
+    assert out["decoder"] == pytest.approx(_flat_sae_replay(x_train, 4, 2, 3, 8, 6), abs=1e-6)
+
+
+def test_flat_sae_keeps_the_k_largest_codes() -> None:
+    """Before training, against a full sort: 12 latents, k = 3 and 5, on 40 rows."""
+    rng = np.random.default_rng(10)
+    x_train, x_test = rng.standard_normal((60, 6)), rng.standard_normal((40, 6))
+    for k in (3, 5):
+        out = sm.flat_topk_sae(x_train, x_test, width=12, k=k, steps=0, batch=8, seed=2)
+        dec = out["decoder"]
+        recon = _topk_forward(x_test, dec.T, x_train.mean(axis=0), dec, k)
+        fvu = np.sum((x_test - recon) ** 2) / np.sum((x_test - x_test.mean(axis=0)) ** 2)
+        assert out["fvu"] == pytest.approx(fvu, rel=1e-12), k
