@@ -3,6 +3,7 @@ job queue can take it (each naming its cap and the field); a process holds ``syn
 per ``Services``, a caller waits ``sync_wait_s`` for one (then 503 with a whole-second Retry-After, at least 1), or
 as long as it takes inside a job, and gives freed heap back after a large computation."""
 
+import ctypes
 import platform
 import threading
 from types import SimpleNamespace
@@ -139,3 +140,57 @@ def test_glibc_is_found_and_takes_the_mmap_threshold() -> None:
     trim = budgets._libc_malloc_trim()
     assert trim is not None and trim(0) in (0, 1)  # malloc_trim returns 1 when memory was released, else 0
     assert budgets.map_large_allocations() is True
+
+
+class _MallInfo2(ctypes.Structure):
+    """glibc's ``struct mallinfo2``: ten ``size_t`` counters."""
+
+    _fields_: ClassVar = [
+        ("arena", ctypes.c_size_t),
+        ("ordblks", ctypes.c_size_t),
+        ("smblks", ctypes.c_size_t),
+        ("hblks", ctypes.c_size_t),
+        ("hblkhd", ctypes.c_size_t),
+        ("usmblks", ctypes.c_size_t),
+        ("fsmblks", ctypes.c_size_t),
+        ("uordblks", ctypes.c_size_t),
+        ("fordblks", ctypes.c_size_t),
+        ("keepcost", ctypes.c_size_t),
+    ]
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt and mallinfo2")
+def test_after_mapping_large_allocations_a_large_buffer_is_mapped_and_a_small_one_is_not() -> None:
+    """glibc serves an allocation at or above the mmap threshold that the heap cannot hold with its own mapping
+    (counted in ``mallinfo2().hblkhd``); below the threshold it grows the heap instead."""
+    libc = ctypes.CDLL("libc.so.6")
+    libc.mallinfo2.restype = _MallInfo2
+    libc.malloc.restype = ctypes.c_void_p
+    libc.malloc.argtypes = [ctypes.c_size_t]
+    libc.free.argtypes = [ctypes.c_void_p]
+
+    def mapped_bytes(size: int, count: int) -> int:
+        before = libc.mallinfo2().hblkhd
+        blocks = [libc.malloc(size) for _ in range(count)]
+        grown = libc.mallinfo2().hblkhd - before
+        for b in blocks:
+            libc.free(b)
+        return grown
+
+    assert libc.mallopt(-3, 4 << 20) == 1  # M_MMAP_THRESHOLD = 4 MiB first: 1 MiB buffers then stay on the heap
+    assert mapped_bytes(1 << 20, 4) == 0
+    assert budgets.map_large_allocations() is True
+    assert mapped_bytes(1 << 20, 4) >= 4 << 20  # 128 KiB threshold: each 1 MiB buffer is mapped
+    assert mapped_bytes(120 * 1024, 64) == 0  # 7.5 MiB in buffers below it: all on the heap
+
+
+def test_without_glibc_nothing_is_trimmed_or_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_library(name: str | None) -> object:
+        raise OSError(f"{name}: cannot open shared object file")
+
+    monkeypatch.setattr(budgets, "ctypes", SimpleNamespace(CDLL=no_library))
+    assert budgets._libc_malloc_trim() is None
+    assert budgets.map_large_allocations() is False
+    monkeypatch.setattr(budgets, "ctypes", SimpleNamespace(CDLL=lambda name: SimpleNamespace()))  # a libc without
+    assert budgets._libc_malloc_trim() is None
+    assert budgets.map_large_allocations() is False
