@@ -143,3 +143,35 @@ def test_cost_picks_the_closed_form_only_for_a_multiple_of_the_identity() -> Non
     ridge = {"kind": "ridge", "x": np.ones((30, 5)).tolist(), "y": [0.0] * 30, "theta": 1.0}
     params = JacobianErrorParams(problem=ridge, step_rule="1/L", iterations=50, k0_list=[0, 1])
     assert cost(params) == 30 * 25 + 2 * 125 + 12 * 50 * 5 * 2  # n·p² + 2p³ + 12·K·p·#k0
+
+
+def test_cost_of_an_uploaded_non_square_dh() -> None:
+    # An uploaded ∂H arrives as an array: a 2 × 3 one is not c·I (its shape is rejected later, naming the field).
+    problem = {"kind": "quadratic", "h": np.eye(2).tolist(), "dh": np.eye(2).tolist(), "b": [0.0] * 2, "db": [0.0] * 2}
+    params = JacobianErrorParams(problem=problem, step_rule="1/L", iterations=10, k0_list=[0, 1])
+    for dh, closed in ((np.ones((2, 3)), False), (np.ones((3, 2)), False), (3.0 * np.eye(2), True)):
+        uploaded = params.model_copy(update={"problem": params.problem.model_copy(update={"dh": dh})})
+        expected = 2 * 8 + 12 * 10 * 2 * 2 if closed else 2 * 8 + 2 * 8 + 10 * (4 * (2 + 2) + 20_000)
+        assert cost(uploaded) == expected
+
+
+def test_long_runs_sample_k0_and_the_step_after_it() -> None:
+    # H = ∂H = 1, b = ∂b = 0 (x* = 0, J* = 0), h = 0.001 (r = 0.999), x0 = 1, K = 20,000, k0 = 10,001: from J_k0 = 0,
+    # J_(k0+m) = −m·h·r^(m−1)·x_k0 with x_k0 = r^k0, largest near m = 1/ln(1/r) ≈ 1000. Near 10⁴ the log grid is ~60
+    # iterations apart, so k0 + 1 is there only as an extra (t_peak is not k0 + 1 here).
+    res = call(SCALAR | {"b": [0.0]}, step=0.001, iterations=20_000, k0_list=[0, 10_001], x0=[1.0])
+    late = res.curves[1]
+    assert {10_001, 10_002, late.t_peak, 20_000} <= set(late.t) and len(late.t) <= 1000
+    assert abs(late.t_peak - 11_000) <= 2
+    i = late.t.index(10_001)
+    assert late.abs_error[i] == 0.0
+    assert late.abs_error[i + 1] == pytest.approx(0.001 * 0.999**10_001, rel=1e-9)
+    assert late.t[i - 1] < 10_001 - 10  # the grid itself is sparse here
+
+
+def test_bound_relative_to_a_j_star_other_than_one() -> None:
+    # H = ∂H = 1, b = 2, x0 = 0, h = 0.5: x* = 2, J* = −2, ‖x0 − x*‖ = 2, ρ = 0.5; for k0 = 0 the bound is
+    # ρ^(m−1)(ρ·2 + m·0.5·2)/2 = 0.5^(m−1)(1 + m)/2, m = t.
+    res = call(SCALAR | {"b": [2.0]}, step=0.5, iterations=4)
+    assert res.j_star_norm == pytest.approx(2.0, rel=1e-15)
+    assert res.curves[0].bound == pytest.approx([1.0, 0.75, 0.5, 0.3125], rel=1e-14)
