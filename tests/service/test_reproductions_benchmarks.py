@@ -325,3 +325,52 @@ def test_plots_are_laid_out_tight() -> None:
     for fig in figs:
         assert fig.axes[0].get_position().x0 != pytest.approx(0.125)
     assert np.isfinite([fig.get_size_inches() for fig in figs]).all()
+
+
+def test_each_finding_names_its_source_in_full() -> None:
+    """The report prints these sentences beside the status: the source of each expected value, word for word."""
+    assert bench.vimu_judge([]).findings["below-50"].computation == (
+        "ViMU's published results table (16 MLLMs, task scores OE, EG, RM, SV and both averages): the scorer's "
+        "aggregation recomputes the averages; the below-50 figures themselves are read from the table, not "
+        "rescored from items"
+    )
+    assert bench.televal_judge([]).findings["degradation"].computation == (
+        "TELEVAL's per-dataset table (GPT-4o-Audio on Basic Knowledge, GPT-4o-Audio and Qwen2.5-Omni on the "
+        "dialect sets) and its group means: the size-weighted means recompute; the degradation itself is read "
+        "from the published scores, not rescored from items"
+    )
+    assert bench.ubench_judge(_ubench_results()).findings["u-score"].computation == (
+        "reference.ubench: scipy.stats.friedmanchisquare and studentized_range on a 6 x 4 score matrix; the "
+        "midpoint U-Score by hand; a unit test of the formulas, not a reproduction of the paper's findings"
+    )
+    assert bench.raven_judge([]).findings["diagnostics"].computation == (
+        "reference.raven.metrics by hand on a hand-built fixture (one video, 8 + 4 questions, three settings); "
+        "its 83 % accuracy with no group passed is built into the fixture and says nothing about real models"
+    )
+
+
+def test_tolerances_are_inclusive(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An error of exactly the tolerance still passes: 0.01 on a ViMU average (0.01 recomputed against a published
+    0), 1e-9 on a Friedman figure and 1e-12 on a RAVEN metric (each against a reference value of 0)."""
+    row = {"model": "m", "oe": 0.01, "eg": 0.01, "rm": 0.01, "sv": 0.01, "ssu_avg": 0.0}
+    row["all_avg"] = bench.vimu.aggregate(0.01, 0.01, 0.01, 0.01)[1]
+    monkeypatch.setattr(bench, "vimu_rows", lambda: [row])
+    assert bench.vimu_judge([]).figures["max_recompute_error"] == 0.01
+    assert bench.vimu_judge([]).findings["below-50"].status == "implementation_verified"
+
+    ref = {"avg_ranks": [1.0, 2.0], "chi2": 0.0, "p": 0.5, "cd": 1.0}
+    monkeypatch.setattr(bench.ref_ubench, "friedman_nemenyi", lambda scores: dict(ref))
+    results = [{"uscore_100": 41.5}, {"uscore_100": 50.0}, {**ref, "chi2": 1e-9}]
+    assert bench.ubench_judge(results).findings["u-score"].status == "implementation_verified"
+
+    real = bench.ref_raven.metrics
+
+    def shifted(groups, correct):
+        out = dict(real(groups, correct))
+        out["strict_pass"] = out["strict_pass"] + 1e-12  # the fixture's strict pass is 0 in every setting
+        return out
+
+    monkeypatch.setattr(bench.ref_raven, "metrics", shifted)
+    out = bench.raven_judge([])
+    assert out.figures["max_abs_difference"] == 1e-12
+    assert out.findings["diagnostics"].status == "implementation_verified"
