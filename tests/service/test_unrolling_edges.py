@@ -175,3 +175,12 @@ def test_bound_relative_to_a_j_star_other_than_one() -> None:
     res = call(SCALAR | {"b": [2.0]}, step=0.5, iterations=4)
     assert res.j_star_norm == pytest.approx(2.0, rel=1e-15)
     assert res.curves[0].bound == pytest.approx([1.0, 0.75, 0.5, 0.3125], rel=1e-14)
+
+
+def test_a_step_above_one_is_fine_when_l_is_small() -> None:
+    # H = 0.5, h = 1.5: h·L = 0.75 < 2, so gradient descent contracts with ρ = |1 − 0.75| = 0.25.
+    res = call(SCALAR | {"h": [[0.5]]}, step=1.5, iterations=3)
+    assert res.step == 1.5 and res.rho == 0.25
+    with pytest.raises(InvalidInput) as err:  # h·L = 2 exactly: |1 − hL| = 1, no contraction
+        call(SCALAR | {"h": [[0.5]]}, step=4.0, iterations=3)
+    assert err.value.loc == ("step",)
