@@ -221,6 +221,11 @@ def test_ubench_plot() -> None:
     assert list(right.get_yticks()) == [0, 1, 2, 3]
     assert right.get_xlabel() == "average rank (bars: CD/2 either side)"
     assert right.get_title() == f"Friedman p = {results[2]['p']:.4f}, CD = {cd:.3f}"
+    # side by side, one row: the same height, the right one to the right
+    assert left.get_position().y0 == pytest.approx(right.get_position().y0) and right.get_position().x0 > 0.5
+    zeros = _ubench_results()
+    zeros[0].update(dict.fromkeys(["a", "p", "g", "s", "eff"], 0.0))  # all bars 0: the lower limit is still 0
+    assert bench.ubench_plot(zeros, bench.ubench_judge(zeros)).axes[0].get_ylim() == pytest.approx((0, 1.05))
     unnamed = _ubench_results()
     del unnamed[2]["models"]
     fig = bench.ubench_plot(unnamed, bench.ubench_judge(unnamed))
