@@ -317,6 +317,11 @@ def test_raven_plot_bars() -> None:
     assert ax.get_title() == f"G_cm = {f['g_cm']:.4f}"
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["eo_ir", "eo_only", "ir_only"]
     assert {t.get_fontsize() for t in ax.get_legend().get_texts()} == {8}
+    table = _table()
+    for row in table["settings"].values():
+        row["correct"] = "00000000|0000"  # every bar 0: the lower limit is still 0
+    wrong = bench.raven_judge([], table)
+    assert bench.raven_plot([], wrong).axes[0].get_ylim() == pytest.approx((0, 1.05))
 
 
 def test_plots_are_laid_out_tight() -> None:
