@@ -58,3 +58,33 @@ def test_a_temporary_store_is_removed_when_collected() -> None:
     del store
     gc.collect()
     assert not directory.exists()
+
+
+def test_the_store_ignores_the_servers_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An embedded store is the caller's own: a server's ``ESTIBENCH_*`` variables in the environment (production,
+    keys required, a Redis queue, an admin key, another data directory) change none of its settings."""
+    for name, value in {
+        "ENV": "production",
+        "REQUIRE_KEYS": "true",
+        "REDIS_URL": "redis://localhost:6379/0",
+        "QUEUE": "auto",
+        "ADMIN_KEY": "ek_admin_from_env",
+        "DATA_DIR": str(tmp_path / "server-data"),
+        "LOG_JSON": "true",
+        "DATABASE_URL": "postgresql+psycopg://u@h/d",
+    }.items():
+        monkeypatch.setenv(f"ESTIBENCH_{name}", value)
+    store = EmbeddedStore(tmp_path / "mine.db")
+    try:
+        settings = store.services.settings
+        assert (settings.env, settings.require_keys, settings.redis_url, settings.queue) == (
+            "development",
+            False,
+            None,
+            "off",
+        )
+        assert (settings.admin_key, settings.log_json) == (None, False)
+        assert settings.data_dir == tmp_path and settings.database_url == f"sqlite:///{tmp_path / 'mine.db'}"
+    finally:
+        store.close()
+    assert not (tmp_path / "server-data").exists()

@@ -147,3 +147,14 @@ def test_a_kept_secret_key_file_is_read_without_surrounding_whitespace(tmp_path:
     (tmp_path / "secret_key").write_text("  kept-by-hand\n")
     assert Settings(data_dir=tmp_path).resolved_secret_key() == "kept-by-hand"
     assert (tmp_path / "secret_key").read_text() == "  kept-by-hand\n"  # not rewritten
+
+
+def test_a_secret_ending_in_any_other_character_keeps_it(tmp_path: Path) -> None:
+    for text in ("keyX\n", "keyXX", "key=\n", "key\t\n"):
+        (tmp_path / "s").write_text(text)
+        assert read_secret_file(tmp_path / "s", "ESTIBENCH_X_FILE") == text.removesuffix("\n")
+
+
+def test_the_development_secret_key_is_generated_into_an_existing_empty_data_dir(tmp_path: Path) -> None:
+    key = Settings(data_dir=tmp_path).resolved_secret_key()
+    assert (tmp_path / "secret_key").read_text() == key and len(key) == 64
