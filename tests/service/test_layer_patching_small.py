@@ -36,8 +36,13 @@ CHAINS = {
 def test_the_hand_solved_instance(two_layers: PlanResult) -> None:
     assert [p.added_depth for p in two_layers.plans] == DEPTHS
     assert [p.dp.cost for p in two_layers.plans] == DP
+    assert [(p.dp.reachable, p.dp.gap_to_dp) for p in two_layers.plans] == [(True, 0.0)] * 4
+    assert [p.dp.patched for p in two_layers.plans] == [[], [0], [1], [0, 1]]
     for name, costs in CHAINS.items():
         assert [getattr(p, name).cost for p in two_layers.plans] == costs
+        assert [getattr(p, name).reachable for p in two_layers.plans] == [c is not None for c in costs]
+        # every chain set here is also the DP's at its depth
+        assert [getattr(p, name).gap_to_dp for p in two_layers.plans] == [None if c is None else 0.0 for c in costs]
 
 
 def test_overlay_curves_are_the_dp_and_each_chain_with_gaps_where_it_never_goes(two_layers: PlanResult) -> None:
@@ -109,3 +114,28 @@ def test_figure_leaves_out_a_chain_that_reaches_no_requested_depth() -> None:
 )
 def test_cost_counts_dp_cells_and_greedy_candidates(params: dict[str, Any], cells: int) -> None:
     assert plan_cost(PlanParams.model_validate(params)) == cells
+
+
+def test_a_greedy_gap_of_exactly_the_tolerance_still_counts_as_optimal() -> None:
+    # Table over M = 3 (n = 2, 2, 3: widths 1, 1, 2). KLPatch first takes {0} (loss −1, the least single layer),
+    # then {0, 1} (1e-9 < loss[{0, 2}] = 5): depth 2 at 1e-9, where the DP takes {2} at 0. A gap of exactly 1e-9 is
+    # "within 1e-9"; one of 1e-8 is not.
+    loss = [0.0, -1.0, 5.0, 1e-9, 0.0, 5.0, 5.0, 0.0]
+    calls: list[tuple[Any, ...]] = []
+    result = plan(
+        PlanParams.model_validate({"block_sizes": [2, 2, 3], "cost_model": {"kind": "table", "loss": loss}}),
+        lambda *args: calls.append(args),
+    )
+    depth2 = result.plans[2]
+    assert (depth2.dp.patched, depth2.klpatch.patched) == ([2], [0, 1])
+    assert depth2.klpatch.gap_to_dp == 1e-9
+    assert depth2.greedy_is_optimal is True
+    assert calls == [(0.3, "chains"), (0.6, "lattice")]
+    worse = run(block_sizes=[2, 2, 3], cost_model={"kind": "table", "loss": [*loss[:3], 1e-8, *loss[4:]]})
+    assert worse.plans[2].greedy_is_optimal is False
+
+
+def test_progress_without_a_table_reports_the_chains_only() -> None:
+    calls: list[tuple[Any, ...]] = []
+    plan(PlanParams.model_validate({"block_sizes": [2, 3], "cost_model": UNARY}), lambda *args: calls.append(args))
+    assert calls == [(0.3, "chains")]
