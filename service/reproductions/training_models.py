@@ -9,9 +9,9 @@ import numpy as np
 DIMS = (20, 8, 8, 8, 5)
 """Input 20, three hidden layers of 8, output 5 (four weight layers)."""
 DIVERGED = 1e6
+"""A weight beyond this size (or not finite) stops the run: its remaining losses count as infinite."""
 RELAXED = 1e-4
 """PC's relaxation in the tanh network stops once every component of ∂F/∂x is below this."""
-"""A weight beyond this size (or not finite) stops the run: its remaining losses count as infinite."""
 
 
 @dataclass(frozen=True)
