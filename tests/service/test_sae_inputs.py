@@ -1,0 +1,64 @@
+"""sae's input bounds at their edges (P·C = d, (n_train + n_test)·d = 2·10⁶, equal amplitude bounds are accepted),
+the training cost with a held-out set by hand, and the progress both estimators report."""
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from service.estimators import sae
+
+TINY = {"n_parents": 1, "n_children": 1, "subspace": 1, "k": 1, "steps": 1, "batch": 1}
+
+
+def recorder() -> tuple[list[tuple[Any, ...]], Any]:
+    calls: list[tuple[Any, ...]] = []
+    return calls, lambda *args: calls.append(args)
+
+
+def test_recovery_accepts_p_times_c_equal_to_d_and_equal_amplitude_bounds() -> None:
+    # P·C = 2·4 = 8 = d; amplitudes fixed at 1 (parents) and ½ (children). Two steps report f = 0 and ½ of the
+    # training (scaled to 0.95 of the run), then the evaluation at 0.95.
+    params = sae.HierarchicalRecoveryParams(
+        d=8,
+        true_parents=2,
+        true_children=4,
+        parent_amplitude=(1.0, 1.0),
+        child_amplitude=(0.5, 0.5),
+        n_train=40,
+        n_test=20,
+        **{**TINY, "n_parents": 2, "n_children": 4, "steps": 2, "batch": 4},
+    )
+    calls, progress = recorder()
+    out = sae.hierarchical_recovery(params, progress)
+    assert out.trained.n_true_children == 8
+    assert (out.train.n, out.test.n) == (40, 20)
+    assert calls == [(0.0, "training"), (pytest.approx(0.475, rel=1e-15), "training"), (0.95, "evaluating")]
+
+
+def test_recovery_accepts_exactly_two_million_data_elements() -> None:
+    # (25,000 + 25,000)·40 = 2·10⁶, the cap itself (2,048,000 is refused: tests/service/test_sae.py).
+    params = sae.HierarchicalRecoveryParams(
+        d=40, true_parents=2, true_children=4, n_train=25_000, n_test=25_000, **TINY
+    )
+    out = sae.hierarchical_recovery(params, lambda *_: None)
+    assert (out.train.n, out.test.n) == (25_000, 25_000)
+
+
+def test_training_cost_counts_the_held_out_rows_by_hand() -> None:
+    # N(2d + 2sd + ms) = 1·(8 + 8 + 1) = 17 MACs per row at d = 4; (3·1·1 + 10 training + 3 held-out rows)·17 plus
+    # one step's 5·10⁵; lists and arrays alike, and without x_eval only the 10 rows.
+    x, x_eval = [[0.0] * 4] * 10, [[1.0] * 4] * 3
+    params = sae.HierarchicalTrainParams(x=x, x_eval=x_eval, **TINY)
+    assert sae.train_cost(params) == (3 + 10 + 3) * 17 + 5e5
+    arrays = params.model_copy(update={"x": np.zeros((10, 4)), "x_eval": np.ones((3, 4))})
+    assert sae.train_cost(arrays) == (3 + 10 + 3) * 17 + 5e5
+    assert sae.train_cost(params.model_copy(update={"x_eval": None})) == (3 + 10) * 17 + 5e5
+
+
+def test_training_reports_its_progress() -> None:
+    rng = np.random.default_rng(0)
+    params = sae.HierarchicalTrainParams(x=rng.normal(size=(20, 4)).tolist(), **{**TINY, "steps": 2})
+    calls, progress = recorder()
+    sae.hierarchical_train(params, progress)
+    assert calls == [(0.0, "training"), (pytest.approx(0.475, rel=1e-15), "training"), (0.95, "evaluating")]
