@@ -1,0 +1,157 @@
+"""The estimator papers' checks (service/reproductions/estimator_checks.py) on hand-made results: MOEA/D's scaling
+check against slopes fitted here with NumPy's polyfit, each finding both ways, and its drawn curves (written for
+the mutation run's survivors, docs/testing.md)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from service.reproductions import estimator_checks as est
+from service.reproductions.base import Step
+
+NS = [16, 32, 64, 128]
+
+
+def _run(means: list[float], rel_se: float, finished: int, slope: float) -> dict:
+    return {
+        "points": [{"n": n, "mean": m, "se": rel_se * m, "finished": finished} for n, m in zip(NS, means, strict=True)],
+        "slope": slope,
+    }
+
+
+def _ols(y: list[float]) -> float:
+    return float(np.polyfit(np.log(NS), np.log(y), 1)[0])
+
+
+N2LOGN = _ols([n * n * math.log(n) for n in NS])
+"""The log-log slope of n² ln n over the grid, fitted by NumPy (about 2.27 here)."""
+SE = 0.01 / (math.sqrt(5) * math.log(2))
+"""Delta-method standard error of the slope with 1 % standard errors: x = ln n = (4, 5, 6, 7) ln 2, so
+S_xx = 5 (ln 2)² and se = 0.01 / √S_xx."""
+
+
+def test_moead_steps() -> None:
+    assert est.moead_steps() == (
+        Step("moead.omm_scaling", {"r": 0, "reps": 20, "ns": [32, 64, 128, 256], "seed": 0}),
+        Step("moead.omm_scaling", {"r": 1, "reps": 120, "ns": [32, 64, 128, 256], "seed": 0}),
+    )
+    assert est.moead_steps([8, 16], {0: 3, 1: 4}) == (
+        Step("moead.omm_scaling", {"r": 0, "reps": 3, "ns": [8, 16], "seed": 0}),
+        Step("moead.omm_scaling", {"r": 1, "reps": 4, "ns": [8, 16], "seed": 0}),
+    )
+
+
+def test_moead_judge_on_exact_power_laws() -> None:
+    """r = 0 runtimes exactly 2n² ln n, r = 1 exactly 3n², 1 % standard errors: slopes N2LOGN and 2."""
+    r0 = _run([2 * n * n * math.log(n) for n in NS], 0.01, 20, 2.3)
+    r1 = _run([3 * n * n for n in NS], 0.01, 120, 2.0)
+    out = est.moead_judge([r0, r1])
+    f = out.figures
+    assert f["ns"] == NS and f["reps"] == [20, 120]
+    assert f["slope_r0"] == pytest.approx(N2LOGN, abs=1e-12) and f["slope_r1"] == pytest.approx(2.0, abs=1e-12)
+    assert f["slope_r0_se"] == pytest.approx(SE, abs=1e-12) and f["slope_r1_se"] == pytest.approx(SE, abs=1e-12)
+    assert f["slope_n2_log_n"] == pytest.approx(N2LOGN, abs=1e-12)
+    gaps = [
+        (a - b) / math.hypot(0.01 * a, 0.01 * b)
+        for a, b in zip([2 * n * n * math.log(n) for n in NS], [3 * n * n for n in NS], strict=True)
+    ]
+    assert f["r0_minus_r1_in_se"] == pytest.approx(gaps, abs=1e-9)
+    assert {k: v.status for k, v in out.findings.items()} == {
+        "theta-n2": "consistent",
+        "n2-log-n-r0": "consistent",
+        "exchange-profits": "consistent",
+    }
+    t = out.findings["theta-n2"]
+    assert (t.expected_source, t.expected) == (
+        "independent_computation",
+        {"slope_n2_log_n": pytest.approx(N2LOGN), "slope_n2": 2.0},
+    )
+    assert t.measured == {"slope_r1": pytest.approx(2.0), "se": pytest.approx(SE)}
+    assert t.tolerance == "r = 1 slope at least 3 SE below n² ln n's"
+    computation = (
+        "reference.slopes: OLS slope of ln(mean runtime) on ln n with its delta-method standard error from the "
+        "per-n standard errors; the slope of n² ln n over n = 16-128 computed the same way"
+    )
+    assert t.computation == computation + "; competing hypothesis: Θ(n² log n) at r = 1"
+    r = out.findings["n2-log-n-r0"]
+    assert (r.expected_source, r.expected) == (
+        "independent_computation",
+        {"slope_n2": 2.0, "slope_n2_log_n": pytest.approx(N2LOGN)},
+    )
+    assert r.measured == {"slope_r0": pytest.approx(N2LOGN), "se": pytest.approx(SE)}
+    assert r.tolerance == "r = 0 slope at least 3 SE above 2"
+    assert r.computation == computation + "; competing hypothesis: Θ(n²) at r = 0"
+    e = out.findings["exchange-profits"]
+    assert (e.expected_source, e.expected) == ("paper_text", "r = 1 faster than r = 0 at every n")
+    assert e.measured == {"r0_minus_r1_in_se": pytest.approx(gaps)}
+    assert e.tolerance == "3 SE of the difference of means at every n"
+    assert e.computation.startswith("difference of the mean runtimes over its standard error; competing hypothesis")
+    assert out.reason == (
+        f"over n = 16-128 the r = 1 slope is 2.000 +- {SE:.3f} against n² ln n's {N2LOGN:.3f}, the r = 0 slope "
+        f"{N2LOGN:.3f} +- {SE:.3f} against n²'s 2; r = 1 is faster by {min(gaps):.1f} SE or more at every n"
+    )
+
+
+def _statuses(r0_means: list[float], r1_means: list[float], rel_se: float = 0.01) -> dict[str, str]:
+    out = est.moead_judge([_run(r0_means, rel_se, 5, 0.0), _run(r1_means, rel_se, 5, 0.0)])
+    return {k: v.status for k, v in out.findings.items()}
+
+
+def test_moead_judge_each_finding_both_ways() -> None:
+    n2 = [3 * n * n for n in NS]
+    n2logn = [2 * n * n * math.log(n) for n in NS]
+    # r = 1 growing like n² ln n: contradicted (not below); r = 0 like n^1.9: contradicted (not above 2)
+    swapped = _statuses([n**1.9 for n in NS], n2logn)
+    assert swapped["theta-n2"] == "contradicted" and swapped["n2-log-n-r0"] == "contradicted"
+    assert swapped["exchange-profits"] == "contradicted"  # r = 1 slower at every n
+    # slopes on the claimed side but within 3 standard errors (20 % errors): not checked
+    loose = _statuses(n2logn, n2, rel_se=0.2)
+    assert loose["theta-n2"] == "not_checked" and loose["n2-log-n-r0"] == "not_checked"
+    # equal means at one n: no gap there, the direction does not hold
+    tie = _statuses(n2[:1] + [2 * m for m in n2[1:]], n2)
+    assert tie["exchange-profits"] == "contradicted"
+    # a gap of 1 SE at every n: the direction holds, the margin does not
+    close = [m * 1.0142 for m in n2]  # (a − b)/(0.01·√(a² + b²)) ≈ 0.0142/(0.01·√2) ≈ 1
+    assert _statuses(close, n2)["exchange-profits"] == "not_checked"
+
+
+def test_moead_judge_margins_are_inclusive() -> None:
+    """A slope exactly 3 SE from the competing one still counts: r = 1 means n² · n^(3se) with se from 1 %, and
+    a gap of exactly 3 SE at every n."""
+    n2 = [3 * n * n for n in NS]
+    n2logn = [2 * n * n * math.log(n) for n in NS]
+    below = [m * n ** (N2LOGN - 2 - 3 * SE) for m, n in zip(n2, NS, strict=True)]
+    out = est.moead_judge([_run(n2logn, 0.01, 5, 0.0), _run(below, 0.01, 5, 0.0)])
+    assert out.figures["slope_r1"] + 3 * out.figures["slope_r1_se"] == pytest.approx(N2LOGN, abs=1e-12)
+    above = [m * n ** (3 * SE) for m, n in zip(n2, NS, strict=True)]
+    out = est.moead_judge([_run(above, 0.01, 5, 0.0), _run(n2, 0.01, 5, 0.0)])
+    assert out.figures["slope_r0"] - 3 * out.figures["slope_r0_se"] == pytest.approx(2.0, abs=1e-12)
+
+
+def test_moead_plot() -> None:
+    r0 = _run([2 * n * n * math.log(n) for n in NS], 0.01, 20, 2.26)
+    r1 = _run([3 * n * n for n in NS], 0.01, 120, 2.004)
+    out = est.moead_judge([r0, r1])
+    fig = est.moead_plot([r0, r1], out)
+    (ax,) = fig.axes
+    assert tuple(fig.get_size_inches()) == pytest.approx((6, 4))
+    lines = ax.get_lines()
+    assert [line.get_label() for line in lines] == [
+        "r = 0 (no exchange), slope 2.26",
+        "r = 1, slope 2.00",
+        "3n²",
+        "2n² ln n",
+    ]
+    for line, res in zip(lines[:2], (r0, r1), strict=True):
+        assert list(line.get_xdata()) == NS and list(line.get_ydata()) == [p["mean"] for p in res["points"]]
+        assert line.get_marker() == "o" and line.get_linestyle() == "-"
+    assert list(lines[2].get_ydata()) == [3 * n * n for n in NS]
+    assert list(lines[3].get_ydata()) == pytest.approx([2 * n * n * math.log(n) for n in NS])
+    assert [(line.get_color(), line.get_linestyle()) for line in lines[2:]] == [("k", ":"), ("k", "--")]
+    assert list(lines[2].get_xdata()) == NS == list(lines[3].get_xdata())
+    assert (ax.get_xscale(), ax.get_yscale()) == ("log", "log")
+    assert (ax.get_xlabel(), ax.get_ylabel()) == ("n", "mean evaluations to cover the front")
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == [line.get_label() for line in lines]
+    assert {t.get_fontsize() for t in ax.get_legend().get_texts()} == {8}
+    assert ax.get_position().x0 != pytest.approx(0.125)  # tight_layout moved the axes
