@@ -107,6 +107,27 @@ def test_draws_are_made_chunk_by_chunk_and_each_is_used_once() -> None:
     assert res.oracle_risk == pytest.approx(np.concatenate(sq).mean(), rel=1e-10)
 
 
+def test_oracle_risk_uses_the_requested_inner_weights_and_the_flattened_variant_uses_erf() -> None:
+    """inner = 'const' (sum pooling): the oracle risk is the constant-inner oracle's, equal to the axial_const variant
+    on the same draws and not the erf-inner one; its excess is oracle − ε². The flattened variant with erf attention
+    is Σ_l erf(λ x_lᵀk*)·x_lᵀv* over all M·N tokens, by hand on the documented draws."""
+    m, n, d, n_mc = 2, 3, 4, 200
+    res = risk(m=m, n=n, d=d, ell=5.0, eps=0.3, lambda_r=0.4, inner="const", n_mc=n_mc, seed=3)
+    variants = {v.predictor: v for v in res.variants}
+    const, erf_inner = variants["axial_const"], variants["axial_nonlinear"]
+    assert (res.oracle_risk, res.oracle_risk_se) == (const.risk, const.se)
+    assert abs(res.oracle_risk - erf_inner.risk) > 10 * erf_inner.se
+    assert res.oracle_risk_se != erf_inner.se
+    assert res.oracle_excess_risk == pytest.approx(res.oracle_risk - 0.09, rel=1e-14)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((n_mc, m, n, d))
+    x[:, 0, 0, 0] += 5.0  # γ = 1
+    y = x[:, 0, 0, 1] + 0.3 * rng.standard_normal(n_mc)
+    flat = x.reshape(n_mc, m * n, d)
+    t = np.sum(erf(0.4 * flat[:, :, 0]) * flat[:, :, 1], axis=1)
+    assert variants["flattened_1d"].risk == pytest.approx(np.mean((t - y) ** 2), rel=1e-10)
+
+
 def eval_risks(params: PgdParams, k: np.ndarray, v: np.ndarray, lam: float) -> tuple[float, float]:
     """The model and oracle risks on the evaluation draws: seeded [seed, 1], all tokens as standard normals (the
     planted cell's draw is g), then ξ; T = Σ_i erf(λ h_iᵀk)·h_iᵀv, h_i = Σ_j erf(λ x_ijᵀk)·x_ij."""
