@@ -361,3 +361,69 @@ def test_blocks_give_the_offsets_in_the_body_of_a_walk_of_the_slice(
         assert [int(i) for at, _, _ in json_bounds.blocks(body, len(head)) for i in at] == [
             i + len(head) for i in _walk(body[len(head) :])[0]
         ]
+
+
+def test_blocks_start_at_the_body_start_by_default() -> None:
+    body = b'[1, "a,b", {"c": 2}]'
+    offsets, _ = _walk(body)
+    assert [int(i) for at, _, _ in json_bounds.blocks(body) for i in at] == offsets == [0, 2, 9, 11, 15, 18, 19]
+
+
+# --- the refusals' fields and what is left to the parser --------------------------------------------------------
+
+
+def test_an_object_without_listed_properties() -> None:
+    """``dict[str, int]`` is an object with ``additionalProperties`` and no ``properties``."""
+    assert levels({"type": "object", "additionalProperties": INT}) == UNBOUNDED
+    assert levels({"type": "object", "additionalProperties": False}) == (1.0,)
+
+
+def test_nesting_too_deep_is_the_parsers_error() -> None:
+    deep = json_bounds.MAX_DEPTH + 1
+    with pytest.raises(InvalidFields) as err:
+        json_bounds._counts(b"[" * deep + b"]" * deep)
+    assert err.value.status == 400
+    assert err.value.errors == [{"loc": ["body"], "msg": "nesting deeper than 201", "type": "json_invalid"}]
+
+
+def test_several_top_level_values_are_left_to_the_parser() -> None:
+    """Not one JSON text: the parser's error (400), not a count of values."""
+    for text in (b"[] []", b"{}, {}", b"[1], [2], [3]", b"1, 2"):
+        body = padded(text)
+        with pytest.raises(ValueError):
+            json.loads(body)
+        assert refusal(Flat, body) is None, text
+
+
+# --- members: where it refuses to split ----------------------------------------------------------------------------
+
+
+def test_members_need_one_object_from_first_to_last_byte() -> None:
+    for body in (b'{"a": 1}x', b'{"a": 1} 2', b"x}", b"1}", b" ]}", b'x{"a": 1}', b"{", b"}", b"", b"  "):
+        assert json_bounds.members(body) is None, body
+    assert json_bounds.members(b' \n{"a": 1}\t') == {"a": b" 1"}
+
+
+def test_members_refuse_repeated_and_non_string_keys() -> None:
+    for body in (b'{"a": 1, "a": 2}', b'{"a": 1, "b": 2, "a": 3}', b"{1: 2}", b'{null: 1, "a": 2}', b'{["a"]: 1}'):
+        assert json_bounds.members(body) is None, body
+    assert json_bounds.members(b'{"a": 1, "A": 2}') == {"a": b" 1", "A": b" 2"}
+
+
+@pytest.mark.parametrize("body", [b"{" + b"1," * 400 + b"1}", b"{" + b'"k": 1, ' * 300 + b'"k": 1}'])
+def test_members_keep_at_most_twice_max_members_positions(monkeypatch: pytest.MonkeyPatch, body: bytes) -> None:
+    """A split of at most 16 members needs at most 16 colons and 15 commas: however many the body holds, no more
+    than 2 x MAX_MEMBERS positions are kept (read as ``_Scan.offsets``), in small blocks as in one."""
+    for block in (4, 64, 1 << 18):
+        monkeypatch.setattr(json_bounds, "_BLOCK", block)
+        kept: list[int] = []
+        offsets = json_bounds._Scan.offsets
+
+        def counted(scan: Any, indices: Any, offsets: Any = offsets, kept: list[int] = kept) -> Any:
+            kept.append(len(indices))
+            return offsets(scan, indices)
+
+        monkeypatch.setattr(json_bounds._Scan, "offsets", counted)
+        assert json_bounds.members(body) is None
+        assert sum(kept) <= 2 * json_bounds.MAX_MEMBERS, (block, sum(kept))
+        monkeypatch.setattr(json_bounds._Scan, "offsets", offsets)
