@@ -15,10 +15,25 @@ def _tables(database: Path) -> set[str]:
         return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
+SERVER_ENVIRONMENT = {
+    "ENV": "production",
+    "REQUIRE_KEYS": "true",
+    "REDIS_URL": "redis://localhost:6379/0",
+    "QUEUE": "auto",
+    "ADMIN_KEY": "ek_admin_from_env",
+    "DATA_DIR": "server-data",
+    "LOG_JSON": "true",
+    "DATABASE_URL": "postgresql+psycopg://u@h/d",
+}
+"""A server's ``ESTIBENCH_*`` variables, which an embedded store (the caller's own) must not take."""
+
+
 def test_a_store_at_a_path_is_migrated_anonymous_without_queue_and_kept(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    for name, value in SERVER_ENVIRONMENT.items():
+        monkeypatch.setenv(f"ESTIBENCH_{name}", value)
     store = EmbeddedStore(Path("nested/dir/local.db"))  # relative, in directories that do not exist yet
     database = tmp_path / "nested" / "dir" / "local.db"
     assert store.path == database and store.path.is_absolute()
@@ -32,9 +47,7 @@ def test_a_store_at_a_path_is_migrated_anonymous_without_queue_and_kept(
     store.close()
     assert database.is_file()  # a given file is the caller's
     store.close()  # closing twice is harmless
-    again = EmbeddedStore(database)  # reopening an existing store migrates nothing away
-    assert again.path == database and store.services is not again.services
-    again.close()
+    assert not (tmp_path / "server-data").exists()
 
 
 def test_a_temporary_store_is_removed_on_close(tmp_path: Path) -> None:
@@ -58,33 +71,3 @@ def test_a_temporary_store_is_removed_when_collected() -> None:
     del store
     gc.collect()
     assert not directory.exists()
-
-
-def test_the_store_ignores_the_servers_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """An embedded store is the caller's own: a server's ``ESTIBENCH_*`` variables in the environment (production,
-    keys required, a Redis queue, an admin key, another data directory) change none of its settings."""
-    for name, value in {
-        "ENV": "production",
-        "REQUIRE_KEYS": "true",
-        "REDIS_URL": "redis://localhost:6379/0",
-        "QUEUE": "auto",
-        "ADMIN_KEY": "ek_admin_from_env",
-        "DATA_DIR": str(tmp_path / "server-data"),
-        "LOG_JSON": "true",
-        "DATABASE_URL": "postgresql+psycopg://u@h/d",
-    }.items():
-        monkeypatch.setenv(f"ESTIBENCH_{name}", value)
-    store = EmbeddedStore(tmp_path / "mine.db")
-    try:
-        settings = store.services.settings
-        assert (settings.env, settings.require_keys, settings.redis_url, settings.queue) == (
-            "development",
-            False,
-            None,
-            "off",
-        )
-        assert (settings.admin_key, settings.log_json) == (None, False)
-        assert settings.data_dir == tmp_path and settings.database_url == f"sqlite:///{tmp_path / 'mine.db'}"
-    finally:
-        store.close()
-    assert not (tmp_path / "server-data").exists()
