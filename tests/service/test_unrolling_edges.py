@@ -184,3 +184,34 @@ def test_a_step_above_one_is_fine_when_l_is_small() -> None:
     with pytest.raises(InvalidInput) as err:  # h·L = 2 exactly: |1 − hL| = 1, no contraction
         call(SCALAR | {"h": [[0.5]]}, step=4.0, iterations=3)
     assert err.value.loc == ("step",)
+
+
+@pytest.mark.parametrize(
+    ("problem", "loc"),
+    [
+        ({"kind": "ridge", "x": [[1.0, 0.0], [1.0]], "y": [0.0, 1.0], "theta": 1.0}, ("problem", "x")),
+        ({"kind": "ridge", "x": [[1.0, 0.0], [0.0, 1.0]], "y": [0.0, 1.0, 2.0], "theta": 1.0}, ("problem", "y")),
+        ({"kind": "quadratic", "h": [[1.0, 0.0]], "dh": [[1.0]], "b": [1.0], "db": [0.0]}, ("problem", "h")),
+        ({"kind": "quadratic", "h": [[1.0, 0.0], [0.0]], "dh": np.eye(2).tolist()} | {"b": [1.0] * 2, "db": [0.0] * 2},
+         ("problem", "h")),
+    ],
+)  # fmt: skip
+def test_misshapen_arrays_name_their_field(problem: dict, loc: tuple) -> None:
+    with pytest.raises(InvalidInput) as err:
+        call(problem, step_rule="1/L", iterations=2)
+    assert err.value.loc == loc
+
+
+def test_asymmetry_of_exactly_the_tolerance_is_accepted() -> None:
+    # |H₁₂ − H₂₁| = 1e-12 = 1e-12·max|H|: not above the tolerance.
+    problem = {"kind": "quadratic", "h": [[1.0, 1e-12], [0.0, 1.0]], "dh": np.eye(2).tolist()}
+    res = call(problem | {"b": [1.0, 1.0], "db": [0.0, 0.0]}, step_rule="1/L", iterations=2)
+    assert res.kappa == pytest.approx(1.0, abs=1e-11)
+
+
+@pytest.mark.parametrize(("rule", "step"), [("1/L", 0.5), ("sqrt2/L", math.sqrt(2.0) / 2.0), ("2/(mu+L)", 2.0 / 2.5)])
+def test_step_rules_by_hand(rule: str, step: float) -> None:
+    # H = diag(2, 0.5): L = 2, μ = 0.5.
+    problem = {"kind": "quadratic", "h": [[2.0, 0.0], [0.0, 0.5]], "dh": np.eye(2).tolist()}
+    res = call(problem | {"b": [1.0, 1.0], "db": [0.0, 0.0]}, step_rule=rule, iterations=2)
+    assert res.step == pytest.approx(step, rel=1e-15)
