@@ -237,7 +237,7 @@ def check(model: type[StrictModel], body: bytes, loc: tuple[str, ...] = ("body",
         return
     opens, commas = counted
     bounds = level_bounds(model)
-    for depth in range(2, MAX_DEPTH + 1):
+    for depth in range(2, MAX_DEPTH + 2):  # to the scalars inside the deepest containers the parser accepts
         values = max(int(opens[depth]), int(commas[depth - 1]))
         bound = bounds[depth - 1] if depth - 1 < len(bounds) else 0.0
         if values > bound:

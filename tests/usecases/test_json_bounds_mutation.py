@@ -427,3 +427,18 @@ def test_members_keep_at_most_twice_max_members_positions(monkeypatch: pytest.Mo
         assert json_bounds.members(body) is None
         assert sum(kept) <= 2 * json_bounds.MAX_MEMBERS, (block, sum(kept))
         monkeypatch.setattr(json_bounds._Scan, "offsets", offsets)
+
+
+def test_the_scalars_inside_the_deepest_containers_are_counted() -> None:
+    """Nesting 201 deep (the parser's limit) holds scalars at depth 202, the last depth ``level_bounds`` keeps: 200
+    single-item arrays around one of at most 2 ints bound depth 202 to 2 values; 3 commas there are 4 values."""
+    schema: dict[str, Any] = array(INT, 2)
+    for _ in range(json_bounds.MAX_DEPTH - 1):
+        schema = array(schema, 1)
+    model = _schema_model(schema)
+    bounds = json_bounds.level_bounds(model)
+    assert bounds == (1.0,) * json_bounds.MAX_DEPTH + (2.0,) and len(bounds) == json_bounds.MAX_DEPTH + 1
+    depth = json_bounds.MAX_DEPTH
+    assert refusal(model, padded(b"[" * depth + b"1, 2" + b"]" * depth)) is None
+    error = refusal(model, padded(b"[" * depth + b"1, 2, 3, 4" + b"]" * depth))
+    assert error is not None and f"at least 3 values at nesting depth {depth + 1}" in error["msg"]
