@@ -155,3 +155,19 @@ def test_moead_plot() -> None:
     assert [t.get_text() for t in ax.get_legend().get_texts()] == [line.get_label() for line in lines]
     assert {t.get_fontsize() for t in ax.get_legend().get_texts()} == {8}
     assert ax.get_position().x0 != pytest.approx(0.125)  # tight_layout moved the axes
+
+
+def test_moead_judge_reports_the_first_points_replicates_and_an_exact_3_se_gap() -> None:
+    """Replicates finished at the smallest n (20 and 120 here, fewer later); means 15 apart with standard errors 3
+    and 4 at every n: a gap of 15/hypot(3, 4) = 3 SE exactly, which is enough."""
+    r0 = {"points": [{"n": n, "mean": 100.0 * n + 15, "se": 3.0, "finished": 20 - i} for i, n in enumerate(NS)]}
+    r1 = {"points": [{"n": n, "mean": 100.0 * n, "se": 4.0, "finished": 120 - i} for i, n in enumerate(NS)]}
+    out = est.moead_judge([r0, r1])
+    assert out.figures["reps"] == [20, 120]
+    assert out.figures["r0_minus_r1_in_se"] == [3.0] * 4
+    found = out.findings["exchange-profits"]
+    assert found.status == "consistent"
+    assert found.computation == (
+        "difference of the mean runtimes over its standard error; competing hypothesis: exchange does not help "
+        "(only r = 0 and 1 are run, so 'already very small radii suffice' is not tested beyond r = 1)"
+    )
