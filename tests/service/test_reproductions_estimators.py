@@ -9,6 +9,8 @@ import pytest
 
 from service.reproductions import estimator_checks as est
 from service.reproductions.base import Step
+from service.reproductions.reference import minhash as ref_minhash
+from tests.service.colors import rgba
 
 NS = [16, 32, 64, 128]
 
@@ -171,3 +173,115 @@ def test_moead_judge_reports_the_first_points_replicates_and_an_exact_3_se_gap()
         "difference of the mean runtimes over its standard error; competing hypothesis: exchange does not help "
         "(only r = 0 and 1 are run, so 'already very small radii suffice' is not tested beyond r = 1)"
     )
+
+
+TRIALS = 40
+
+
+def _cminhash(approx_over_mse: float, competing_over_mse: float, ratio: float, mc_over_exact: float):
+    """Results whose figures sit where asked against the reference simulations of the documented cases
+    (v = 30, n_x = n_y = 60, K = 64, D = 127, seed 1; J = 50/100, K = 64, D = 127, seed 2)."""
+    direct = ref_minhash.minner_mse_circulant(30, 60, 60, 127, 64, TRIALS, 1)
+    jaccard = ref_minhash.cminhash_jaccard_variance(50, 100, 127, 64, TRIALS, 2)
+    results = [
+        {"minner_mse_intersection_approx": approx_over_mse * direct["mse"]},
+        {"minner_mse_intersection_approx": competing_over_mse * direct["mse"]},
+        {"ratio": ratio, "var_cminhash_exact": jaccard["variance"] / mc_over_exact},
+    ]
+    return results, direct, jaccard
+
+
+def test_cminhash_judge_against_the_reference_simulations() -> None:
+    results, direct, jaccard = _cminhash(1.1, 1.6, 0.9, 1.05)
+    out = est.cminhash_judge(results, trials=TRIALS)
+    exact = results[2]["var_cminhash_exact"]
+    assert out.figures == {
+        "minner_mse_approx": results[0]["minner_mse_intersection_approx"],
+        "minner_mse_simulated": direct["mse"],
+        "minner_mse_simulated_se": direct["mse_se"],
+        "minner_mse_independent_expression": results[1]["minner_mse_intersection_approx"],
+        "ratio_exact": 0.9,
+        "var_cminhash_exact": exact,
+        "var_cminhash_mc": jaccard["variance"],
+        "mc_over_exact": pytest.approx(1.05),
+        "trials": TRIALS,
+    }
+    minner, li = out.findings["minner-variance-matches"], out.findings["circulant-other-estimators"]
+    assert (minner.status, minner.expected_source, minner.tolerance) == (
+        "consistent",
+        "independent_computation",
+        "relative 0.15",
+    )
+    assert minner.expected == {"mse_simulated": direct["mse"], "mse_se": direct["mse_se"]}
+    assert minner.measured == {
+        "mse_approx": results[0]["minner_mse_intersection_approx"],
+        "relative_error": pytest.approx(0.1),
+        "independent_expression_relative_error": pytest.approx(0.6),
+    }
+    assert minner.computation == (
+        f"reference.minhash.minner_mse_circulant: {TRIALS} trials of C-MinHash-(sigma, pi) with Minner's T_v at "
+        "v = 30, n_x = n_y = 60, K = 64, D = 127; competing hypothesis: the independent-hashing expression"
+    )
+    assert (li.status, li.expected_source, li.tolerance) == (
+        "implementation_verified",
+        "independent_computation",
+        "relative 0.1",
+    )
+    assert li.expected == {"var_mc": jaccard["variance"]}
+    assert li.measured == {"var_exact": exact, "ratio_to_classical": 0.9}
+    assert li.computation == (
+        f"reference.minhash.cminhash_jaccard_variance: Li & Li's exact C-MinHash variance against {TRIALS} direct "
+        "trials of circulant hashing (J = 0.5, K = 64, D = 127)"
+    )
+    approx = results[0]["minner_mse_intersection_approx"]
+    assert out.reason == (
+        f"Minner's approximate MSE under circulant hashing is {approx:.3f} against {direct['mse']:.3f} +- "
+        f"{direct['mse_se']:.3f} over {TRIALS} direct trials (+10.0%; the independent-hashing expression is "
+        f"+60.0%); Li & Li's exact C-MinHash variance is 0.900 of J(1-J)/K and the simulation gives 1.050 of it"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "minner", "li"),
+    [
+        ((0.9, 1.2, 0.9, 0.95), "consistent", "implementation_verified"),
+        ((1.2, 1.6, 0.9, 1.05), "contradicted", "implementation_verified"),  # the approximation 20 % off
+        ((0.8, 1.6, 0.9, 1.05), "contradicted", "implementation_verified"),
+        ((1.0, 1.1, 0.9, 1.05), "contradicted", "implementation_verified"),  # the competing expression fits too
+        ((1.0, 0.9, 0.9, 1.05), "contradicted", "implementation_verified"),
+        ((1.0, 1.6, 1.0, 1.05), "consistent", "contradicted"),  # not below the classical variance
+        ((1.0, 1.6, 0.9, 1.15), "consistent", "contradicted"),  # the simulation 15 % off
+        ((1.0, 1.6, 0.9, 0.85), "consistent", "contradicted"),
+    ],
+)
+def test_cminhash_judge_both_ways(args: tuple, minner: str, li: str) -> None:
+    results, _, _ = _cminhash(*args)
+    out = est.cminhash_judge(results, trials=TRIALS)
+    assert out.findings["minner-variance-matches"].status == minner
+    assert out.findings["circulant-other-estimators"].status == li
+
+
+def test_cminhash_plot() -> None:
+    results, _, _ = _cminhash(1.1, 1.6, 0.9, 1.05)
+    out = est.cminhash_judge(results, trials=TRIALS)
+    f = out.figures
+    fig = est.cminhash_plot(results, out)
+    left, right = fig.axes
+    assert tuple(fig.get_size_inches()) == pytest.approx((8, 3.5))
+    assert [p.get_height() for p in left.patches] == [
+        f["minner_mse_approx"],
+        f["minner_mse_simulated"],
+        f["minner_mse_independent_expression"],
+    ]
+    assert [t.get_text() for t in left.get_xticklabels()] == [
+        "approx.\n(circulant)",
+        "simulated",
+        "independent\nexpression",
+    ]
+    assert [rgba(p.get_facecolor()) for p in left.patches] == [rgba("#1f77b4"), rgba("#888"), rgba("#d62728")]
+    assert left.get_ylabel() == "MSE of Minner's |X ∩ Y| estimate"
+    assert [p.get_height() for p in right.patches] == [f["var_cminhash_exact"], f["var_cminhash_mc"]]
+    assert [t.get_text() for t in right.get_xticklabels()] == ["C-MinHash exact", "C-MinHash (MC)"]
+    assert right.get_ylabel() == "variance of the Jaccard estimate"
+    assert left.get_position().y0 == pytest.approx(right.get_position().y0) and right.get_position().x0 > 0.5
+    assert left.get_position().x0 != pytest.approx(0.125)  # tight_layout moved the axes
