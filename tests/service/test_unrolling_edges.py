@@ -194,6 +194,8 @@ def test_a_step_above_one_is_fine_when_l_is_small() -> None:
         ({"kind": "quadratic", "h": [[1.0, 0.0]], "dh": [[1.0]], "b": [1.0], "db": [0.0]}, ("problem", "h")),
         ({"kind": "quadratic", "h": [[1.0, 0.0], [0.0]], "dh": np.eye(2).tolist()} | {"b": [1.0] * 2, "db": [0.0] * 2},
          ("problem", "h")),
+        ({"kind": "quadratic", "h": np.eye(2).tolist(), "dh": np.eye(2).tolist(), "b": [1.0] * 2, "db": [0.0]},
+         ("problem", "db")),
     ],
 )  # fmt: skip
 def test_misshapen_arrays_name_their_field(problem: dict, loc: tuple) -> None:
@@ -215,3 +217,13 @@ def test_step_rules_by_hand(rule: str, step: float) -> None:
     problem = {"kind": "quadratic", "h": [[2.0, 0.0], [0.0, 0.5]], "dh": np.eye(2).tolist()}
     res = call(problem | {"b": [1.0, 1.0], "db": [0.0, 0.0]}, step_rule=rule, iterations=2)
     assert res.step == pytest.approx(step, rel=1e-15)
+
+
+def test_condition_number_of_exactly_the_cap_is_accepted() -> None:
+    # H = diag(10¹²/2¹⁴, 2⁻¹⁴): both exact in binary, κ = 10¹² exactly (the cap); twice as small a μ is over it.
+    problem = {"kind": "quadratic", "h": [[1e12 / 16384, 0.0], [0.0, 2.0**-14]], "dh": np.eye(2).tolist()}
+    problem |= {"b": [1.0, 1.0], "db": [0.0, 0.0]}
+    assert call(problem, step_rule="1/L", iterations=2).kappa == 1e12
+    with pytest.raises(InvalidInput) as err:
+        call(problem | {"h": [[1e12 / 16384, 0.0], [0.0, 2.0**-15]]}, step_rule="1/L", iterations=2)
+    assert err.value.loc == ("problem",)
