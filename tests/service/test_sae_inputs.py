@@ -1,6 +1,8 @@
 """sae's input bounds at their edges (P·C = d, (n_train + n_test)·d = 2·10⁶, equal amplitude bounds are accepted),
 the training cost with a held-out set by hand, and the progress both estimators report."""
 
+import io
+import zipfile
 from typing import Any
 
 import numpy as np
@@ -62,3 +64,36 @@ def test_training_reports_its_progress() -> None:
     calls, progress = recorder()
     sae.hierarchical_train(params, progress)
     assert calls == [(0.0, "training"), (pytest.approx(0.475, rel=1e-15), "training"), (0.95, "evaluating")]
+
+
+def test_trained_weights_ship_with_k_theta_and_usage_counts() -> None:
+    # d = 4, default θ = 1/√4 = ½, k = 1; the npz holds float32 weights beside k (int64) and θ (float64) as 0-d
+    # arrays, every entry stamped 1980-01-01 00:00:00 (equal weights give equal bytes). Two held-out rows are
+    # enough for held-out metrics; the usage counts add up to the dead-latent fields.
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(20, 4))
+    params = sae.HierarchicalTrainParams(x=x.tolist(), x_eval=x[:2].tolist(), **{**TINY, "n_parents": 3, "steps": 2})
+    out = sae.hierarchical_train(params, lambda *_: None)
+    blob = out.artifact_blobs()["weights"]
+    with zipfile.ZipFile(io.BytesIO(blob)) as archive:
+        assert {info.date_time for info in archive.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+        assert {info.compress_type for info in archive.infolist()} == {zipfile.ZIP_STORED}
+    with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+        assert (npz["k"].dtype, npz["k"].shape, int(npz["k"])) == (np.dtype(np.int64), (), 1)
+        assert (npz["theta"].dtype, float(npz["theta"])) == (np.dtype(np.float64), 0.5)
+        weights = [name for name in npz.files if name not in ("k", "theta")]
+        assert weights and all(npz[name].dtype == np.float32 for name in weights)
+    assert out.theta == 0.5 and out.held_out.n == 2
+    for m in (out.train, out.held_out):
+        assert m.explained_variance == pytest.approx(1.0 - m.fvu, rel=1e-15)
+    assert out.dead_parents == sum(u == 0 for u in out.parent_usage)
+    assert out.dead_children == sum(u == 0 for row in out.child_usage for u in row)
+
+
+@pytest.mark.parametrize(("fraction", "held_out"), [(0.1, 2), (0.05, None)])
+def test_a_hold_out_of_two_rows_is_kept_and_one_is_not(fraction: float, held_out: int | None) -> None:
+    # 20 rows: 0.1 of them is 2 (kept), 0.05 is 1 (no hold-out: metrics need 2 rows).
+    x = np.random.default_rng(2).normal(size=(20, 4)).tolist()
+    out = sae.hierarchical_train(sae.HierarchicalTrainParams(x=x, eval_fraction=fraction, **TINY), lambda *_: None)
+    assert (None if out.held_out is None else out.held_out.n) == held_out
+    assert out.n_train == 20 - (held_out or 0)
