@@ -6,11 +6,15 @@ submissions against the reference board of ``tests/db/test_rankings.py``. Writte
 ``usecases.rankings``."""
 
 import random
+import uuid
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import select
+import pytest
+from sqlalchemy import Connection, select
 
+from db import locks
 from db.models import LeaderboardEntry
+from db.repositories import phases as phase_repo
 from db.repositories import rankings as rank_repo
 from db.repositories.rankings import EntryRow, LiveScore
 from db.repositories.submissions import ScoreRow
@@ -37,10 +41,10 @@ def live(sid: str, value: float, ci_low: float | None = None, minutes: int = 0, 
 
 
 def test_a_row_copies_its_score_and_signs_its_sort_key() -> None:
-    score = live("s", 0.75, 0.5, minutes=3, api_key_id=None, scoring_id=9, answer_key_version=4, split="private")
+    score = live("s", 0.75, 0.5, minutes=3, api_key_id="key-9", scoring_id=9, answer_key_version=4, split="private")
     assert rankings.entry(score, "best", True) == EntryRow(
         split="private", metric="accuracy", rank_by="best", model="m", submission_id="s", scoring_id=9,
-        answer_key_version=4, api_key_id=None, submitted_at=T0 + timedelta(minutes=3), sort_value=-0.75,
+        answer_key_version=4, api_key_id="key-9", submitted_at=T0 + timedelta(minutes=3), sort_value=-0.75,
         ci_missing=False, sort_ci=-0.5, baseline=None,
     )  # fmt: skip
     lower = rankings.entry(score, "latest", False)
@@ -200,6 +204,9 @@ def test_rebuild_and_refresh_models_choose_the_same_rows(services: Services) -> 
         rank_repo.delete_benchmark(conn, bench)
         assert rankings.rebuild(conn, bench, _metrics()) == 24
     assert _rows(services, bench) == maintained
+    with services.engines.write.begin() as conn:  # over the maintained rows: replaces them
+        assert rankings.rebuild(conn, bench, _metrics()) == 24
+    assert _rows(services, bench) == maintained
     assert_boards_exact(services, bench)
 
 
@@ -217,3 +224,53 @@ def test_generated_submissions_keep_the_board_equal_to_a_recomputation(services:
     for sid in rng.sample(subs, 6):
         store(services, bench, sid, 1, _scores(rng))
     assert assert_boards_exact(services, bench) > 0
+
+
+def test_a_submission_of_another_benchmark_is_refused(services: Services) -> None:
+    bench, other = new_benchmark(services), new_benchmark(services)
+    sid = submit(services, bench, "m", None, T0, _acc(0.5))
+    with pytest.raises(AssertionError), services.engines.write.begin() as conn:
+        rankings.refresh(conn, other, sid, _metrics())
+    assert _rows(services, other) == {}
+
+
+def _phase(services: Services, bench: str) -> str:
+    """A phase whose submissions are on the board as they come (public visibility)."""
+    row = phase_repo.PhaseRow(
+        0, str(uuid.uuid4()), bench, "open", T0 - timedelta(hours=1), T0 + timedelta(hours=1), ["public"],
+        None, None, "public", "refuse", T0 - timedelta(days=1), None,
+    )  # fmt: skip
+    with services.engines.write.begin() as conn:
+        phase_repo.insert(conn, row)
+    return row.id
+
+
+def test_writers_take_the_phase_then_the_models_turn(services: Services, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The locks a refresh takes (recorded: on SQLite they take nothing): a phase's submission takes its phase's
+    turn before its model's; each (benchmark, model) and each phase is its own lock; refresh_models takes each
+    model's, as refresh does."""
+    bench = new_benchmark(services)
+    phases = [_phase(services, bench), _phase(services, bench)]
+    taken: list[str] = []
+    real = locks.serialize_on
+
+    def recorded(conn: Connection, name: str) -> None:
+        taken.append(name)
+        real(conn, name)
+
+    monkeypatch.setattr(locks, "serialize_on", recorded)
+    a = submit(services, bench, "a", None, T0, _acc(0.75), phases[0])
+    b = submit(services, bench, "b", None, T0, _acc(0.25), phases[1])
+    c = submit(services, bench, "a", None, T0 + timedelta(minutes=1), _acc(0.5))
+    assert _board(_rows(services, bench), model="a") == {"best": (a, -0.75), "latest": (c, -0.5)}
+    assert _board(_rows(services, bench), model="b") == {"best": (b, -0.25), "latest": (b, -0.25)}
+    assert len(taken) == 5 and all(isinstance(name, str) for name in taken)
+    phase_a, model_a, phase_b, model_b, model_a_again = taken
+    assert model_a == model_a_again and len({phase_a, phase_b, model_a, model_b}) == 4
+    other = new_benchmark(services)
+    submit(services, other, "a", None, T0, _acc(0.5))
+    assert taken[5:] == [taken[-1]] and taken[-1] not in taken[:5]  # model a of another benchmark: another lock
+    del taken[:]
+    with services.engines.write.begin() as conn:
+        rankings.refresh_models(conn, bench, ["b", "a", "b"], _metrics())
+    assert taken == [model_a, model_b]  # in order, once each
