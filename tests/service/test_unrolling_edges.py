@@ -227,3 +227,11 @@ def test_condition_number_of_exactly_the_cap_is_accepted() -> None:
     with pytest.raises(InvalidInput) as err:
         call(problem | {"h": [[1e12 / 16384, 0.0], [0.0, 2.0**-15]]}, step_rule="1/L", iterations=2)
     assert err.value.loc == ("problem",)
+
+
+def test_zero_start_curse_rule_is_h_times_l_above_sqrt2() -> None:
+    # x0 = 0: e(2)/e(1) = |1 − (hL)²| for p = 1. H = 2, h = 0.8: hL = 1.6 > √2 (h/L = 0.4 is not the rule).
+    assert call(SCALAR | {"h": [[2.0]]}, step=0.8, iterations=3).curse_expected is True
+    # H = 1, h = √2: hL = √2 exactly, e(2) = e(1), no growth
+    res = call(SCALAR, step_rule="sqrt2/L", iterations=3)
+    assert res.step == math.sqrt(2.0) and res.curse_expected is False
