@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from service.errors import InvalidInput
 from service.estimators import sae
 
 TINY = {"n_parents": 1, "n_children": 1, "subspace": 1, "k": 1, "steps": 1, "batch": 1}
@@ -97,3 +98,18 @@ def test_a_hold_out_of_two_rows_is_kept_and_one_is_not(fraction: float, held_out
     out = sae.hierarchical_train(sae.HierarchicalTrainParams(x=x, eval_fraction=fraction, **TINY), lambda *_: None)
     assert (None if out.held_out is None else out.held_out.n) == held_out
     assert out.n_train == 20 - (held_out or 0)
+
+
+@pytest.mark.parametrize(
+    ("shape", "ok"), [((2, 1025), False), ((3, 1024), True), ((2001, 1000), False), ((2000, 1000), True)]
+)
+def test_training_data_bounds_d_1024_and_two_million_elements(shape: tuple[int, int], ok: bool) -> None:
+    # d ≤ 1024 and n·d ≤ 2·10⁶, both named on x; the edges themselves are accepted (no hold-out: eval_fraction 0).
+    x = np.random.default_rng(3).normal(size=shape)
+    params = sae.HierarchicalTrainParams(x=[[0.0]], eval_fraction=0.0, **TINY).model_copy(update={"x": x})
+    if ok:
+        assert sae.hierarchical_train(params, lambda *_: None).d == shape[1]
+    else:
+        with pytest.raises(InvalidInput) as err:
+            sae.hierarchical_train(params, lambda *_: None)
+        assert err.value.loc == ("x",)
