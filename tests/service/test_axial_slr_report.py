@@ -167,6 +167,16 @@ def test_pgd_trajectory_points_are_the_state_after_each_step() -> None:
     assert len({p.risk for p in res.trajectory}) > 1  # each point evaluates its own state
 
 
+def test_inverse_schedule_logs_lambda0_first_and_the_last_step_off_the_logging_grid() -> None:
+    """switch = 0, inc = 0.5: step t uses λ0/(1 + 0.5t), so steps 0..4 use 0.3, 0.2, 0.15, 0.12, 0.1; the t = 0 point
+    shows λ0 and each later point the λ of the step before it; log_every = 2 over 5 steps logs t = 0, 2, 4 and the
+    last step 5."""
+    res = axial_pgd(PgdParams(**PGD, iterations=5, log_every=2, lambda0=0.3, schedule="inverse", inc=0.5), no_progress)
+    assert [p.t for p in res.trajectory] == [0, 2, 4, 5]
+    assert [p.lam for p in res.trajectory] == pytest.approx([0.3, 0.2, 0.12, 0.1], rel=1e-14)
+    assert res.final_lambda == pytest.approx(0.1, rel=1e-14)
+
+
 def test_pgd_starts_on_the_manifold_or_anywhere_on_the_sphere() -> None:
     manifold = axial_pgd(PgdParams(**PGD, iterations=1), no_progress).trajectory[0]
     sphere = axial_pgd(PgdParams(**PGD, iterations=1, init="sphere"), no_progress).trajectory[0]
@@ -176,8 +186,10 @@ def test_pgd_starts_on_the_manifold_or_anywhere_on_the_sphere() -> None:
 
 def test_pgd_progress_every_hundredth_of_the_run_or_every_step_when_shorter() -> None:
     seen: list[float] = []
-    axial_pgd(PgdParams(**PGD, iterations=10), lambda f, m="": seen.append(f))
+    messages: list[str] = []
+    axial_pgd(PgdParams(**PGD, iterations=10), lambda f, m="": (seen.append(f), messages.append(m)))
     assert seen == pytest.approx([(t + 1) / 10 for t in range(10)], abs=1e-15)
+    assert messages == [f"step {t + 1}/10" for t in range(10)]
     seen.clear()
     axial_pgd(PgdParams(**PGD, iterations=250, log_every=250), lambda f, m="": seen.append(f))
     assert seen == pytest.approx([(t + 1) / 125 for t in range(125)], abs=1e-15)  # every 250 // 100 = 2 steps
@@ -192,7 +204,9 @@ def test_pgd_cost_formula_and_the_trajectory_cap() -> None:
     assert pgd_cost(PgdParams(**PGD, iterations=1000)) == 1000 * 4 * grid * 12 + 2 * (200 + 2) * 100 * grid
     assert pgd_cost(PgdParams(**PGD, iterations=100)) == 100 * 4 * grid * 12 + 2 * (100 + 2) * 100 * grid
     assert pgd_cost(PgdParams(**PGD, iterations=55, log_every=10)) == 55 * 4 * grid * 12 + 2 * (5 + 2) * 100 * grid
+    assert pgd_cost(PgdParams(**PGD, iterations=1100)) == 1100 * 4 * grid * 12 + 2 * (220 + 2) * 100 * grid
     assert pgd_cost(PgdParams(**PGD, iterations=998, log_every=1)) > 0
+    assert pgd_cost(PgdParams(**PGD, iterations=1997, log_every=2)) > 0  # 998 + 2 points counted: allowed
     with pytest.raises(InvalidInput) as err:
         pgd_cost(PgdParams(**PGD, iterations=999, log_every=1))
     assert err.value.loc == ("log_every",)
