@@ -3,9 +3,12 @@ job queue can take it (each naming its cap and the field); a process holds ``syn
 per ``Services``, a caller waits ``sync_wait_s`` for one (then 503 with a whole-second Retry-After, at least 1), or
 as long as it takes inside a job, and gives freed heap back after a large computation."""
 
-import ctypes
+import json
 import platform
+import subprocess
+import sys
 import threading
+from pathlib import Path
 from types import SimpleNamespace
 from typing import ClassVar
 
@@ -13,6 +16,8 @@ import pytest
 
 from usecases import budgets
 from usecases.errors import InvalidFields, Unavailable
+
+ROOT = Path(__file__).resolve().parents[2]
 
 SPEC = SimpleNamespace(name="toy", cost_unit="flop", hard_cap=100.0, sync_budget=10.0)
 LOC = ("body", "params", "n")
@@ -142,46 +147,45 @@ def test_glibc_is_found_and_takes_the_mmap_threshold() -> None:
     assert budgets.map_large_allocations() is True
 
 
-class _MallInfo2(ctypes.Structure):
-    """glibc's ``struct mallinfo2``: ten ``size_t`` counters."""
+MAPPED_BYTES = """
+import ctypes, json
+from usecases import budgets
 
-    _fields_: ClassVar = [
-        ("arena", ctypes.c_size_t),
-        ("ordblks", ctypes.c_size_t),
-        ("smblks", ctypes.c_size_t),
-        ("hblks", ctypes.c_size_t),
-        ("hblkhd", ctypes.c_size_t),
-        ("usmblks", ctypes.c_size_t),
-        ("fsmblks", ctypes.c_size_t),
-        ("uordblks", ctypes.c_size_t),
-        ("fordblks", ctypes.c_size_t),
-        ("keepcost", ctypes.c_size_t),
-    ]
+class MallInfo2(ctypes.Structure):  # glibc's struct mallinfo2: ten size_t counters
+    _fields_ = [(name, ctypes.c_size_t) for name in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = MallInfo2
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+libc.free.argtypes = [ctypes.c_void_p]
+
+def mapped_bytes(size, count):
+    before = libc.mallinfo2().hblkhd
+    blocks = [libc.malloc(size) for _ in range(count)]
+    grown = libc.mallinfo2().hblkhd - before
+    for b in blocks:
+        libc.free(b)
+    return grown
+
+took = libc.mallopt(-3, 4 << 20)  # M_MMAP_THRESHOLD = 4 MiB first: 1 MiB buffers then stay on the heap
+first = mapped_bytes(1 << 20, 4)
+mapped = budgets.map_large_allocations()
+print(json.dumps([took, first, mapped, mapped_bytes(1 << 20, 4), mapped_bytes(120 * 1024, 64)]))
+"""
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="glibc's mallopt and mallinfo2")
 def test_after_mapping_large_allocations_a_large_buffer_is_mapped_and_a_small_one_is_not() -> None:
     """glibc serves an allocation at or above the mmap threshold that the heap cannot hold with its own mapping
-    (counted in ``mallinfo2().hblkhd``); below the threshold it grows the heap instead."""
-    libc = ctypes.CDLL("libc.so.6")
-    libc.mallinfo2.restype = _MallInfo2
-    libc.malloc.restype = ctypes.c_void_p
-    libc.malloc.argtypes = [ctypes.c_size_t]
-    libc.free.argtypes = [ctypes.c_void_p]
-
-    def mapped_bytes(size: int, count: int) -> int:
-        before = libc.mallinfo2().hblkhd
-        blocks = [libc.malloc(size) for _ in range(count)]
-        grown = libc.mallinfo2().hblkhd - before
-        for b in blocks:
-            libc.free(b)
-        return grown
-
-    assert libc.mallopt(-3, 4 << 20) == 1  # M_MMAP_THRESHOLD = 4 MiB first: 1 MiB buffers then stay on the heap
-    assert mapped_bytes(1 << 20, 4) == 0
-    assert budgets.map_large_allocations() is True
-    assert mapped_bytes(1 << 20, 4) >= 4 << 20  # 128 KiB threshold: each 1 MiB buffer is mapped
-    assert mapped_bytes(120 * 1024, 64) == 0  # 7.5 MiB in buffers below it: all on the heap
+    (counted in ``mallinfo2().hblkhd``); below the threshold it grows the heap instead. In a fresh interpreter: the
+    setting is process-wide, and a heap that large frees have left with room serves even a large buffer from it."""
+    out = subprocess.run([sys.executable, "-c", MAPPED_BYTES], capture_output=True, text=True, check=True, cwd=ROOT)
+    took, first, mapped, large, small = json.loads(out.stdout)
+    assert (took, first, mapped) == (1, 0, True)
+    assert large >= 4 << 20  # 128 KiB threshold: each 1 MiB buffer is mapped
+    assert small == 0  # 7.5 MiB in buffers below it: all on the heap
 
 
 def test_without_glibc_nothing_is_trimmed_or_mapped(monkeypatch: pytest.MonkeyPatch) -> None:
