@@ -24,11 +24,7 @@ from service.estimators.axial_slr import (
     risk_plot,
 )
 from service.registry import no_progress
-
-
-def zeta(lam: float) -> float:
-    """E erf(λz)², z ~ N(0, 1) = (2/π)·arcsin(2λ²/(1 + 2λ²))."""
-    return 2 / math.pi * math.asin(2 * lam**2 / (1 + 2 * lam**2))
+from tests.service.test_axial_slr import zeta
 
 
 def risk(**kw: object):

@@ -202,6 +202,24 @@ def test_teacher_labels_follow_the_documented_rule() -> None:
     assert np.mean((other > 0) == (y == 1)) < 0.8
 
 
+def _assert_half_gradient_step(
+    before: sm.SteeringNet, after: sm.SteeringNet, x: np.ndarray, y: np.ndarray, fields: tuple[str, ...]
+) -> None:
+    """Every entry of ``fields`` moved from ``before`` to ``after`` by −0.5 × the central difference (h = 1e-6) of
+    the mean cross-entropy over (x, y) at ``before``."""
+    for field in fields:
+        value = np.atleast_1d(np.asarray(getattr(before, field), dtype=float))
+        moved = np.atleast_1d(np.asarray(getattr(after, field), dtype=float))
+        for idx in np.ndindex(value.shape):
+            shifted = []
+            for sign in (1, -1):
+                v = value.copy()
+                v[idx] += sign * 1e-6
+                shifted.append(replace(before, **{field: v if field != "b2" else float(v[0])}))
+            fd = (_mean_ce(shifted[0], x, y) - _mean_ce(shifted[1], x, y)) / 2e-6
+            assert moved[idx] - value[idx] == pytest.approx(-0.5 * fd, abs=1e-8), (field, idx)
+
+
 def test_one_training_step_is_half_the_mean_cross_entropy_gradient() -> None:
     """steps = 0 gives the initial network; one step moves every parameter by −0.5 × its gradient of the mean
     cross-entropy over the 1000 teacher examples (central differences)."""
@@ -211,17 +229,7 @@ def test_one_training_step_is_half_the_mean_cross_entropy_gradient() -> None:
     x, y = sm.teacher_data(1000, seed + 1)
     assert start.b2 == 0.0 and not start.b1.any()
     assert start.w0.shape == (3, 10) and start.w1.shape == (2, 3) and start.w2.shape == (2,)
-    for field in ("w0", "w1", "b1", "w2", "b2"):
-        value = np.atleast_1d(np.asarray(getattr(start, field), dtype=float))
-        moved = np.atleast_1d(np.asarray(getattr(after, field), dtype=float))
-        for idx in np.ndindex(value.shape):
-            shifted = []
-            for sign in (1, -1):
-                v = value.copy()
-                v[idx] += sign * 1e-6
-                shifted.append(replace(start, **{field: v if field != "b2" else float(v[0])}))
-            fd = (_mean_ce(shifted[0], x, y) - _mean_ce(shifted[1], x, y)) / 2e-6
-            assert moved[idx] - value[idx] == pytest.approx(-0.5 * fd, abs=1e-8), (field, idx)
+    _assert_half_gradient_step(start, after, x, y, ("w0", "w1", "b1", "w2", "b2"))
     # initial scale 1/sqrt(fan-in): sample spreads of the 30 + 6 entries
     wide = sm.train_steering_net(seed, steps=0, width=400, hidden=60)
     assert wide.w0.std() == pytest.approx(1 / np.sqrt(10), rel=0.025)  # 4000 draws: 1.1 % standard error
@@ -236,17 +244,7 @@ def test_the_second_training_step_uses_the_biases_the_first_one_learnt() -> None
     after = sm.train_steering_net(seed, steps=2, width=3, hidden=2)
     x, y = sm.teacher_data(1000, seed + 1)
     assert mid.b2 != 0.0 and mid.b1.all()
-    for field in ("w1", "b1", "w2", "b2"):
-        value = np.atleast_1d(np.asarray(getattr(mid, field), dtype=float))
-        moved = np.atleast_1d(np.asarray(getattr(after, field), dtype=float))
-        for idx in np.ndindex(value.shape):
-            shifted = []
-            for sign in (1, -1):
-                v = value.copy()
-                v[idx] += sign * 1e-6
-                shifted.append(replace(mid, **{field: v if field != "b2" else float(v[0])}))
-            fd = (_mean_ce(shifted[0], x, y) - _mean_ce(shifted[1], x, y)) / 2e-6
-            assert moved[idx] - value[idx] == pytest.approx(-0.5 * fd, abs=1e-8), (field, idx)
+    _assert_half_gradient_step(mid, after, x, y, ("w1", "b1", "w2", "b2"))
 
 
 @pytest.mark.slow  # 400 full-batch steps, twice (about a second)

@@ -61,6 +61,20 @@ Y = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 DELTA, M, R, ZO_SEED = 0.3, 4, 3, 7
 
 
+def localzo_run(**localzo: object) -> snn.GradientMismatchResult:
+    """``snn.gradient_mismatch`` on this one-step network with the LocalZO settings ``localzo``."""
+    params = snn.GradientMismatchParams(
+        sizes=[2, 3],
+        time_steps=1,
+        batch_size=2,
+        theta=np.concatenate([W.ravel(), B]).tolist(),
+        x=[X.tolist()],
+        y=Y.tolist(),
+        localzo=snn.LocalZoParams(**localzo),
+    )
+    return snn.gradient_mismatch(params, no_progress)
+
+
 def hand_gradient(h: np.ndarray, u: np.ndarray) -> np.ndarray:
     """θ-gradient (W row-major, then b) of mean (s − Y)² through one step with node factors h:
     ē_v = 2(s − Y)/(B·K)·h, ∇W = ē_vᵀX, ∇b = Σ_b ē_v."""
@@ -80,16 +94,7 @@ def test_localzo_settings_and_monte_carlo_error_by_hand() -> None:
         draws.append(hand_gradient(np.where(np.abs(u) / DELTA < z, z, 0.0).sum(axis=0) / (2 * DELTA * M), u))
     g_gauss = hand_gradient(norm.pdf(u / DELTA) / DELTA, u)
     expected = np.linalg.norm(np.mean(draws, axis=0) - g_gauss) / np.linalg.norm(g_gauss)
-    params = snn.GradientMismatchParams(
-        sizes=[2, 3],
-        time_steps=1,
-        batch_size=2,
-        theta=np.concatenate([W.ravel(), B]).tolist(),
-        x=[X.tolist()],
-        y=Y.tolist(),
-        localzo=snn.LocalZoParams(delta=DELTA, samples=M, draws=R, zo_seed=ZO_SEED),
-    )
-    res = snn.gradient_mismatch(params, no_progress)
+    res = localzo_run(delta=DELTA, samples=M, draws=R, zo_seed=ZO_SEED)
     zo = res.localzo
     assert (zo.delta, zo.samples, zo.draws) == (DELTA, M, R)
     assert zo.mc_rel_err == pytest.approx(expected, rel=1e-10)

@@ -5,35 +5,15 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from service.estimators import snn
-from service.registry import no_progress
+from tests.service.test_snn_fields import DELTA, ZO_SEED, B, M, R, W, X, Y, localzo_run
 
-# One LIF layer, T = 1, B = 2, K = 3: u = x Wᵀ + b − ϑ (no earlier step, so neither β nor the reset enters).
-W = np.array([[0.6, 0.3], [1.1, -0.2], [0.8, 0.35]])
-B = np.array([0.35, 0.0, 0.1])
-X = np.array([[1.0, 0.0], [1.0, 1.0]])
-Y = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
 U = X @ W.T + B - 1.0  # [[−0.05, 0.1, −0.1], [0.25, −0.1, 0.25]]
-DELTA, M, R, ZO_SEED = 0.3, 4, 3, 7
 
 
 def through_one_step(spikes: np.ndarray, h: np.ndarray) -> np.ndarray:
     """θ-gradient (W row-major, then b) of mean (s − Y)² with node factors h: ē_v = 2(s − Y)/(B·K)·h."""
     e_v = 2.0 * (spikes - Y) / Y.size * h
     return np.concatenate([(e_v.T @ X).ravel(), e_v.sum(axis=0)])
-
-
-def run(**localzo: object) -> snn.GradientMismatchResult:
-    params = snn.GradientMismatchParams(
-        sizes=[2, 3],
-        time_steps=1,
-        batch_size=2,
-        theta=np.concatenate([W.ravel(), B]).tolist(),
-        x=[X.tolist()],
-        y=Y.tolist(),
-        localzo=snn.LocalZoParams(**localzo),
-    )
-    return snn.gradient_mismatch(params, no_progress)
 
 
 def test_localzo_spread_mismatch_and_cosine_by_hand() -> None:
@@ -48,7 +28,7 @@ def test_localzo_spread_mismatch_and_cosine_by_hand() -> None:
     # ∇L_gauss(δ): the smoothed spikes Φ(u/δ) with their own derivative φ(u/δ)/δ
     exact = through_one_step(norm.cdf(U / DELTA), norm.pdf(U / DELTA) / DELTA)
     spread = np.sqrt(np.mean([np.sum((d - mean) ** 2) for d in draws])) / np.linalg.norm(mean)
-    zo = run(delta=DELTA, samples=M, draws=R, zo_seed=ZO_SEED).localzo
+    zo = localzo_run(delta=DELTA, samples=M, draws=R, zo_seed=ZO_SEED).localzo
     assert zo.spread == pytest.approx(spread, rel=1e-10)
     assert zo.mismatch_abs == pytest.approx(np.linalg.norm(mean - exact), rel=1e-10)
     assert zo.mismatch_rel == pytest.approx(np.linalg.norm(mean - exact) / np.linalg.norm(exact), rel=1e-10)
@@ -58,13 +38,13 @@ def test_localzo_spread_mismatch_and_cosine_by_hand() -> None:
 
 
 def test_a_single_draw_has_no_spread() -> None:
-    zo = run(delta=DELTA, samples=M, draws=1, zo_seed=ZO_SEED).localzo
+    zo = localzo_run(delta=DELTA, samples=M, draws=1, zo_seed=ZO_SEED).localzo
     assert zo.spread == 0.0 and zo.draws == 1
 
 
 def test_localzo_with_no_offset_within_reach_is_zero_and_the_ratios_are_null() -> None:
     # δ = 1e-3: |u| ≥ 0.05 needs |z| > 50, which no normal draw of 64 × 6 reaches, so every ĥ and ḡ is 0; the
     # gaussian(δ) objective's derivative φ(u/δ)/δ ≤ φ(50)/δ ≈ 1e-540 is 0 in float64 too.
-    zo = run(delta=1e-3, samples=64, draws=2, zo_seed=1).localzo
+    zo = localzo_run(delta=1e-3, samples=64, draws=2, zo_seed=1).localzo
     assert zo.mismatch_abs == 0.0
     assert zo.spread is None and zo.mc_rel_err is None and zo.mismatch_rel is None and zo.cosine is None

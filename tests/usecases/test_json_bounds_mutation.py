@@ -13,6 +13,7 @@ import pytest
 from pydantic import Field, ValidationError
 
 from service.types import StrictModel
+from tests.usecases.test_json_bounds_scan import walk
 from usecases import json_bounds
 from usecases.errors import InvalidFields
 
@@ -317,23 +318,6 @@ def test_balanced() -> None:
         assert not json_bounds.balanced(body), body
 
 
-def _walk(text: bytes) -> tuple[list[int], list[int]]:
-    """Offsets of the brackets, commas and colons outside strings, and of the unescaped quotes."""
-    marks, quotes, inside, run = [], [], False, 0
-    for i, c in enumerate(text):
-        if c == ord("\\"):
-            run += 1
-            continue
-        quote = c == ord('"') and run % 2 == 0
-        run = 0
-        if quote:
-            inside = not inside
-            quotes.append(i)
-        elif not inside and c in b"[]{},:":
-            marks.append(i)
-    return marks, quotes
-
-
 @pytest.mark.parametrize(("chunk", "block"), [(1 << 20, 1 << 18), (16, 16), (12, 5)])
 def test_blocks_give_the_offsets_in_the_body_of_a_walk_of_the_slice(
     monkeypatch: pytest.MonkeyPatch, chunk: int, block: int
@@ -346,7 +330,7 @@ def test_blocks_give_the_offsets_in_the_body_of_a_walk_of_the_slice(
         text = json.dumps([rng.choice(values) for _ in range(rng.randint(0, 8))]).encode()
         head, tail = b"x" * rng.randint(0, 20), b'"]' * rng.randint(0, 3)
         body = head + text + tail
-        marks, quotes = _walk(text)
+        marks, quotes, _ = walk(text)
         offsets: list[int] = []
         found: list[int] = []
         seen = b""
@@ -359,13 +343,13 @@ def test_blocks_give_the_offsets_in_the_body_of_a_walk_of_the_slice(
         assert found == [i + len(head) for i in quotes], body
         # to the body's end by default
         assert [int(i) for at, _, _ in json_bounds.blocks(body, len(head)) for i in at] == [
-            i + len(head) for i in _walk(body[len(head) :])[0]
+            i + len(head) for i in walk(body[len(head) :])[0]
         ]
 
 
 def test_blocks_start_at_the_body_start_by_default() -> None:
     body = b'[1, "a,b", {"c": 2}]'
-    offsets, _ = _walk(body)
+    offsets, _, _ = walk(body)
     assert [int(i) for at, _, _ in json_bounds.blocks(body) for i in at] == offsets == [0, 2, 9, 11, 15, 18, 19]
 
 

@@ -13,9 +13,10 @@ from usecases import json_bounds
 from usecases.errors import InvalidFields
 
 
-def _walk(body: bytes) -> tuple[list[int], bool]:
-    """Positions of the brackets, commas and colons outside strings, and whether a string is left open."""
-    marks, inside, run = [], False, 0
+def walk(body: bytes) -> tuple[list[int], list[int], bool]:
+    """Positions of the brackets, commas and colons outside strings, of the unescaped quotes, and whether a string
+    is left open."""
+    marks, quotes, inside, run = [], [], False, 0
     for i, c in enumerate(body):
         if c == ord("\\"):
             run += 1
@@ -24,14 +25,15 @@ def _walk(body: bytes) -> tuple[list[int], bool]:
         run = 0
         if quote:
             inside = not inside
+            quotes.append(i)
         elif not inside and c in b"[]{},:":
             marks.append(i)
-    return marks, inside
+    return marks, quotes, inside
 
 
 def _walk_counts(body: bytes) -> tuple[list[int], list[int]] | None:
     """Per depth: containers opened and commas directly inside, by the walk; None when unbalanced."""
-    marks, inside = _walk(body)
+    marks, _, inside = walk(body)
     if inside:
         return None
     opens, commas, depth = [0] * (json_bounds.MAX_DEPTH + 2), [0] * (json_bounds.MAX_DEPTH + 2), 0
@@ -81,7 +83,7 @@ def _walk_members(body: bytes) -> dict[str, bytes] | None:
     text = body.strip()
     if len(text) < 2 or text[:1] != b"{" or text[-1:] != b"}":
         return None
-    marks, _ = _walk(text)
+    marks, _, _ = walk(text)
     colons, commas, depth = [], [], 0
     for i in marks:
         depth += 1 if text[i] in b"[{" else -1 if text[i] in b"]}" else 0
@@ -125,7 +127,7 @@ def test_the_scan_finds_what_a_byte_by_byte_walk_finds(monkeypatch: pytest.Monke
     monkeypatch.setattr(json_bounds, "_CHUNK", chunk)
     monkeypatch.setattr(json_bounds, "_BLOCK", block)
     for body in _bodies(chunk + block, 400):
-        assert _scanned(body) == _walk(body), body
+        assert _scanned(body) == walk(body)[::2], body
         assert _counted(body) == _walk_counts(body), body
 
 
@@ -137,7 +139,7 @@ def test_runs_of_backslashes_across_blocks(monkeypatch: pytest.MonkeyPatch) -> N
         monkeypatch.setattr(json_bounds, "_BLOCK", block)
         for _ in range(300):
             body = b"".join(rng.choice([b"\\" * rng.randint(0, 5) + b'"', b"[", b",", b"x", b":"]) for _ in range(12))
-            assert _scanned(body) == _walk(body), body
+            assert _scanned(body) == walk(body)[::2], body
 
 
 @pytest.mark.parametrize(
