@@ -21,7 +21,7 @@ from db.repositories.runs import RunRow
 from service.plot_overlay import curve_gid
 from service.registry import ESTIMATORS, no_progress
 from tests.factories import admin, film_predictions, principal, stored_benchmark
-from usecases import benchmarks, figures, runs, submissions
+from usecases import benchmarks, figures, reproductions, runs, submissions
 from usecases.api_keys import Principal
 from usecases.errors import InvalidFields, NotFound
 from usecases.figures import Drawing
@@ -528,3 +528,24 @@ def test_a_leaderboard_plot_draws_the_top_rows_and_the_callers_best(
             {"loc": ["query", "top"], "msg": "1-200", "type": "value_error"}
         ]  # fmt: skip
     assert len(drawn) == 3
+
+
+def test_a_reports_plot_draws_the_papers_check_from_its_stored_runs_and_is_shared(
+    services: Services, drawn: list[tuple[Drawing, str]]
+) -> None:
+    report_id = reproductions.run_check(services, "vimu", None, lambda f, m="": None)
+    plot = figures.report_plot(services, "vimu", report_id, "svg")
+    assert plot == figures.Plot(b"report:svg:1", "image/svg+xml", placeholder=False, shared=True)
+    entry, row = reproductions.report(services, "vimu", report_id)
+    results, outcome = reproductions.report_plot_inputs(services, entry, row)
+    assert drawn[0][0] == Drawing("report", {"paper": "vimu", "results": results, "outcome": outcome})
+    with pytest.raises(NotFound):
+        figures.report_plot(services, "raven", report_id, "svg")
+
+
+def test_draw_hands_a_report_to_its_papers_plot(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[str, Any, Any]] = []
+    monkeypatch.setattr(reproductions, "draw_report", lambda *args: seen.append(args) or "figure")
+    data = {"paper": "vimu", "results": [{"a": 1}], "outcome": {"figures": {}, "reason": "r"}}
+    assert figures.draw(Drawing("report", data)) == "figure"
+    assert seen == [("vimu", [{"a": 1}], {"figures": {}, "reason": "r"})]
