@@ -271,6 +271,12 @@ def test_revoking_a_participant_keeps_the_first_time_and_one_audit_entry(service
     with services.engines.read.connect() as conn:
         key = keys_repo.get(conn, view.key_id)
     assert key is not None and key.revoked_at is not None and utc_iso(key.revoked_at) == first.revoked_at
+    with services.engines.read.connect() as conn:  # the participant's own row records it too
+        own = conn.execute(text("SELECT revoked_at FROM participant WHERE id = :id"), {"id": view.id}).scalar_one()
+    assert (
+        own is not None
+        and utc_iso(own if isinstance(own, datetime) else datetime.fromisoformat(own)) == first.revoked_at
+    )
     again = revoke(services, admin(services), bench_id, view.id)
     assert again == first
     entry = ("participant.revoked", creator.key_id, view.id, {"key_id": view.key_id})

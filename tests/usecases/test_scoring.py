@@ -6,16 +6,20 @@ error's index moved back to the submitted list, and the metric with per-item val
 import dataclasses
 import hashlib
 import json
+from collections import OrderedDict
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pytest
+from pydantic import BaseModel
 
 from service.errors import Degenerate, InvalidInput
 from service.registry import SCORERS, load_all
 from service.scoring import film_mcq
 from service.scoring._common import ItemColumns, ItemValues
 from tests.factories import film_key_items, film_predictions
+from usecases import scoring
 from usecases.errors import InvalidFields
 from usecases.scoring import (
     PRIVATE_KEY_ITEM,
@@ -32,6 +36,7 @@ from usecases.scoring import (
     dumps,
     item_columns,
     item_metric,
+    key_columns,
     score_all,
     score_by_split,
     validate_items,
@@ -370,3 +375,41 @@ def test_only_metrics_with_per_item_values_are_offered(spec: Any) -> None:
         spec, primary_metric="coverage", paired_tests={"coverage": "bootstrap", "accuracy": "mcnemar"}
     )
     assert (item_metric(two, None), item_metric(two, "accuracy")) == ("coverage", "accuracy")
+
+
+class _Stamped(BaseModel):
+    when: datetime
+    tags: frozenset[str]
+
+
+def test_a_model_in_a_score_is_written_in_its_json_form() -> None:
+    value = {"m": _Stamped(when=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC), tags=frozenset({"a"}))}
+    assert dumps(value) == '{"m":{"tags":["a"],"when":"2026-01-02T03:04:05Z"}}'
+
+
+def test_a_single_item_key_is_scored_with_predictions_as_columns(spec: Any) -> None:
+    key = _keys(film_key_items(1, 0))
+    columns = item_columns(PRED, [{"item_id": "q0", "choice_idx": 0}])
+    assert _splits(spec, key, columns) == {"public": (pytest.approx(1.0), ["q0"], [1.0])}
+    private = _keys(film_key_items(0, 1))
+    columns = item_columns(PRED, [{"item_id": "p0", "choice_idx": 2}])
+    assert _splits(spec, private, columns) == {"private": (pytest.approx(0.0), ["p0"], [0.0])}
+
+
+def test_predictions_for_an_empty_key_are_unknown_items(spec: Any) -> None:
+    columns = item_columns(PRED, [{"item_id": "q0", "choice_idx": 0}])
+    for preds in (columns, list(columns)):
+        with pytest.raises(InvalidInput) as refused:
+            score_by_split(spec, [], preds, film_mcq.Params())
+        assert refused.value.loc == ("predictions", "items", 0, "item_id")
+    assert score_by_split(spec, [], [], film_mcq.Params()) == ({}, [])
+
+
+def test_the_columns_of_several_keys_are_kept_at_once(monkeypatch: Any) -> None:
+    monkeypatch.setattr(scoring, "_KEY_COLUMNS", OrderedDict())
+    x, y, z, w = _keys([{"item_id": i, "num_options": 4, "answer_idx": 0, "film_id": "f"} for i in "xyzw"])
+    first, second = [x, y, z], [w, y, z]  # the same length, second and last items
+    a, b = key_columns(first), key_columns(second)
+    assert a.columns["item_id"] == ["x", "y", "z"] and b.columns["item_id"] == ["w", "y", "z"]
+    assert key_columns(list(first)) is a and key_columns(list(second)) is b
+    assert key_columns([x]) is key_columns([x]) and key_columns([x]).columns["item_id"] == ["x"]
