@@ -291,3 +291,42 @@ def test_a_stored_runs_duration_is_rounded_to_the_microsecond(services: Services
     k2 = key("dur2")
     row2, _ = runs.store_run(services.engines, k2, params_of(k2), Computed("0", 2.0005001, []), None)
     assert row2.duration_ms == 2.001
+
+
+def test_a_remembered_run_is_answered_without_reading_the_database(
+    services: Services, replica: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    alice = principal(services, "estimators:run")
+    k = key("m1")
+    anon, _ = runs.store_run(services.engines, k, params_of(k), Computed('"anon"', 1.0, []), None)
+    own, _ = runs.store_run(services.engines, k, params_of(k), Computed('"own"', 1.0, []), alice.key_id)
+    reads: list[str | None] = []
+    real = runs.runs_repo.find_cached
+
+    def counted(conn: Any, *args: Any) -> Any:
+        reads.append(args[-1])
+        return real(conn, *args)
+
+    monkeypatch.setattr(runs.runs_repo, "find_cached", counted)
+    assert runs.stored_run(replica.engines, k, alice.key_id).id == own.id  # type: ignore[union-attr]
+    assert runs.stored_run(replica.engines, k, None).id == anon.id  # type: ignore[union-attr]
+    assert reads == [alice.key_id, None]
+    for owner, expected in ((alice.key_id, own.id), (None, anon.id), (alice.key_id, own.id)):
+        assert runs.stored_run(replica.engines, k, owner).id == expected  # type: ignore[union-attr]
+    assert reads == [alice.key_id, None]  # both remembered now: no further read
+
+
+def test_a_run_without_artifacts_is_reused_with_none(services: Services) -> None:
+    alice, bob = principal(services, "estimators:run"), principal(services, "estimators:run")
+    k = key("r2")
+    runs.store_run(services.engines, k, params_of(k), Computed("[1]", 3.0, []), alice.key_id)
+    copy = runs.reused_run(services.engines, k, bob.key_id)
+    assert copy is not None and copy.api_key_id == bob.key_id and copy.artifacts == () and copy.result == "[1]"
+
+
+def test_compute_and_store_stores_the_run_under_the_callers_key(services: Services) -> None:
+    alice = principal(services, "estimators:run")
+    k = key("s4")
+    row, cached = runs.compute_and_store(services.engines, k, params_of(k), lambda: Result(total=4.0), alice.key_id)
+    assert not cached and row.api_key_id == alice.key_id
+    assert runs.stored_run(services.engines, k, None) is None  # not stored as an anonymous run
