@@ -137,8 +137,11 @@ def test_refused_registrations_name_the_field_and_store_nothing(services: Servic
         stored_benchmark(services, owner)
     assert _error(costly.value) == (KEY_LOC, "cost_cap")
     stored_benchmark(services, owner, items=film_key_items(9, 4), name="at-the-cap")  # 13 is not above it
-    assert [v.row.name for v in list_benchmarks(services, 10, None).items] == ["at-the-cap"]
-    assert _count(services, "answer_key_version") == 1 and _count(services, "audit_entry") == 1
+    monkeypatch.setitem(SCORERS, "film_mcq", dataclasses.replace(spec, sync_budget=2.0))
+    stored_benchmark(services, owner, items=film_key_items(3, 0), name="over-the-budget")  # a key is never a job
+    monkeypatch.setitem(SCORERS, "film_mcq", spec)
+    assert [v.row.name for v in list_benchmarks(services, 10, None).items] == ["at-the-cap", "over-the-budget"]
+    assert _count(services, "answer_key_version") == 2 and _count(services, "audit_entry") == 2
 
 
 def test_the_scorers_key_check_names_the_submitted_item_or_the_split(services: Services, monkeypatch: Any) -> None:

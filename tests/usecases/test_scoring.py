@@ -408,8 +408,34 @@ def test_predictions_for_an_empty_key_are_unknown_items(spec: Any) -> None:
 def test_the_columns_of_several_keys_are_kept_at_once(monkeypatch: Any) -> None:
     monkeypatch.setattr(scoring, "_KEY_COLUMNS", OrderedDict())
     x, y, z, w = _keys([{"item_id": i, "num_options": 4, "answer_idx": 0, "film_id": "f"} for i in "xyzw"])
-    first, second = [x, y, z], [w, y, z]  # the same length, second and last items
-    a, b = key_columns(first), key_columns(second)
+    first, second, third = [x, y, z], [w, y, z], [x, y, w]  # the same length; pairs share two of three items
+    a, b, c = key_columns(first), key_columns(second), key_columns(third)
     assert a.columns["item_id"] == ["x", "y", "z"] and b.columns["item_id"] == ["w", "y", "z"]
-    assert key_columns(list(first)) is a and key_columns(list(second)) is b
+    assert key_columns(list(first)) is a and key_columns(list(second)) is b and key_columns(list(third)) is c
     assert key_columns([x]) is key_columns([x]) and key_columns([x]).columns["item_id"] == ["x"]
+
+
+def test_an_answer_key_items_problem_names_it_in_the_stored_key_and_hides_a_private_ones_text(spec: Any) -> None:
+    raw = film_key_items(3, 3)  # q0 q1 q2 p0 p1 p2
+    raw[4]["answer_idx"] = 7  # p1
+    key = _keys(raw[::-1])  # p2 p1 p0 q2 q1 q0: p1 at 1
+    preds = _preds([{"item_id": "q0", "choice_idx": 0}])
+    with pytest.raises(InvalidInput) as private:
+        score_by_split(spec, key, preds, film_mcq.Params())
+    assert (private.value.msg, private.value.loc) == (PRIVATE_KEY_ITEM, ("answer_key", "items", 1, "answer_idx"))
+    raw[4]["answer_idx"] = 1
+    raw[2]["answer_idx"] = 6  # q2, at 3
+    with pytest.raises(InvalidInput) as public:
+        score_by_split(spec, _keys(raw[::-1]), preds, film_mcq.Params())
+    assert public.value.loc == ("answer_key", "items", 3, "answer_idx")
+    assert public.value.msg == "answer_idx 6 is out of range for num_options=4"
+
+
+def test_per_item_values_that_are_not_finite_are_named_by_metric_not_as_the_summary(spec: Any) -> None:
+    key = _keys(film_key_items(2, 0))
+    listed = [{"item_id": "q0", "value": 1.0}, {"item_id": "q1", "value": 0.0}]
+    for bad in (np.array([np.nan, 1.0]), [float("inf"), 1.0]):
+        result = {**SUMMARY, "item_scores": listed, "item_metrics": {"coverage": bad}}
+        with pytest.raises(Degenerate) as refused:
+            _score(_fake(spec, result), key, [], None)
+        assert refused.value.loc == ("item_metrics", "coverage")
