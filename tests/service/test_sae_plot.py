@@ -106,3 +106,14 @@ def test_recovery_plot_sets_trained_beside_random_init(recovery: sae.Hierarchica
     assert legend.get_texts()[0].get_fontsize() == FontProperties(size=8).get_size_in_points()
     default = (rcParams["figure.subplot.left"], rcParams["figure.subplot.bottom"])
     assert (ax.get_position().x0, ax.get_position().y0) != pytest.approx(default, abs=1e-3)
+
+
+def test_recovery_plot_keeps_zero_as_the_floor_below_a_negative_mean_cosine(
+    recovery: sae.HierarchicalRecoveryResult,
+) -> None:
+    # A random initialisation whose child atoms point away from the true children on average (mean cos −0.25):
+    # its bar goes below the axis, the y range stays [0, 1.05] (cosines above 0 are what the chart compares).
+    below = recovery.model_copy(update={"random_init": sae.RecoveryScores(**scores(0.3, -0.25, 1))})
+    (ax,) = sae.recovery_plot(below).axes
+    assert ax.containers[1][1].get_height() == -0.25
+    assert ax.get_ylim() == (0.0, 1.05)
