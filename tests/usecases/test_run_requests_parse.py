@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from service.registry import ESTIMATORS, SCORERS
 from tests import support_estimators
@@ -89,12 +90,15 @@ def test_the_score_request_model_is_typed_for_the_scorer_and_built_once(fresh_me
         "title": "Items",
         "type": "array",
     }
-    assert schema["required"] == ["answer_key", "predictions"]
+    assert schema["required"] == ["answer_key", "predictions"] and schema["additionalProperties"] is False
     assert set(schema["properties"]) == {"answer_key", "predictions", "params"}
     for part in ("films_v2_answer_key", "films_v2_predictions"):
         assert defs[part]["additionalProperties"] is False  # strict: unknown members refused
     request = model.model_validate({"answer_key": {"items": film_key_items(2, 0)}, "predictions": {"items": []}})
     assert request.params == spec.params_model()  # params default to the scorer's defaults
+    with pytest.raises(ValidationError) as extra:
+        model.model_validate({"answer_key": {"items": film_key_items(2, 0)}, "predictions": {"items": []}, "x": 1})
+    assert [(e["loc"], e["type"]) for e in extra.value.errors()] == [(("x",), "extra_forbidden")]
 
 
 def test_an_estimators_body_model_is_its_params_model(services: Services) -> None:
@@ -201,6 +205,9 @@ def test_a_remembered_body_is_not_answered_across_versions_kinds_or_keys(
     assert isinstance(answered, Answered)
     mine = run_requests.open_request(services, spec, slow_body(2), alice_token)
     assert mine == Remembered(answered.run, first.api_key_id)
+    reordered = b'{"tag": 2, "values": [1.0, 2.0]}'  # not seen before: parsed, then found in the run memory
+    found = run_requests.open_request(services, spec, reordered, alice_token)
+    assert isinstance(found, RunRequest) and found.remembered == answered.run
     # another key, another version or another kind of the same name never gets this run
     fresh = run_requests.open_request(services, spec, slow_body(2), None)
     assert isinstance(fresh, RunRequest) and fresh.remembered is None and fresh.key == first.key
@@ -327,7 +334,18 @@ def test_a_large_job_body_that_cannot_be_split_is_refused_without_parsing(servic
     assert first["msg"] != "a job is an object {kind, name, params}"
 
 
+def test_a_large_job_body_is_split_and_its_params_pre_checked(services: Services) -> None:
+    values = [float(i) for i in range(MIN // 6)]
+    body = job_body(kind="estimator", name=SLOW, params={"values": values})
+    assert len(body) >= MIN
+    request = run_requests.request_from_job_body(services, body, None)
+    assert request.params.values == values  # type: ignore[attr-defined]
+
+
 def test_with_required_keys_a_job_body_needs_a_key(locked: Services) -> None:
+    alice, _ = alice_with_token(locked)
+    body = job_body(kind="estimator", name=SLOW, params={"values": [1.0]})
+    assert run_requests.request_from_job_body(locked, body, alice).api_key_id == alice.key_id
     with pytest.raises(Unauthorized):
         run_requests.request_from_job_body(
             locked, job_body(kind="estimator", name=SLOW, params={"values": [1.0]}), None

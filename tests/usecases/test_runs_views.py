@@ -310,6 +310,7 @@ def test_compare_takes_two_to_eight_distinct_visible_runs_of_one_estimator(servi
     hidden = put(services, alice)
     with pytest.raises(NotFound):
         runs.compare_runs(services, None, [many[0].id, hidden.id])
+    assert ids(runs.compare_runs(services, alice, [hidden.id, many[0].id]).runs) == [hidden.id, many[0].id]
 
 
 def test_compare_lists_the_params_that_differ_and_the_scalar_results_side_by_side(services: Services) -> None:
