@@ -241,3 +241,35 @@ def test_flat_topk_sae_codes_keep_exactly_the_k_largest_pre_activations() -> Non
     recon = z @ dec.T + b_d
     fvu = np.sum((x_test - recon) ** 2) / np.sum((x_test - x_test.mean(axis=0)) ** 2)
     assert out["fvu"] == pytest.approx(fvu, rel=1e-12)
+
+
+def test_flat_topk_sae_first_adam_step_on_data_whose_gradients_are_near_adams_epsilon() -> None:
+    """Rows of size ~10⁻⁴ make the decoder's gradient entries ~10⁻⁸, Adam's ε: the first step moves each entry by
+    5·10⁻³·g/(|g| + 10⁻⁸) (m̂ = g, v̂ = g² at step 1), between 0 and the full 5·10⁻³, then the columns are
+    renormalised. The gradient is the central difference of the batch loss, exact for this quadratic; the batch and
+    the decoder are the generator's draws in their documented order (decoder, then batch rows)."""
+    rng = np.random.default_rng(8)
+    x_train = 1e-4 * (rng.standard_normal((40, 4)) + np.array([2.0, 0.0, -1.0, 0.5]))
+    seed, batch, k = 5, 16, 2
+    gen = np.random.default_rng(seed)
+    dec0 = gen.standard_normal((4, 6))
+    dec0 /= np.linalg.norm(dec0, axis=0)
+    xb = x_train[gen.integers(0, 40, batch)]
+    b_d = x_train.mean(axis=0)
+    pre = np.maximum((xb - b_d) @ dec0, 0.0)
+    z = np.where(pre >= -np.sort(-pre, axis=1)[:, k - 1 : k], pre, 0.0)
+
+    def loss(d: np.ndarray) -> float:
+        return float(np.mean(np.sum((z @ d.T + b_d - xb) ** 2, axis=1)))
+
+    grad = np.zeros_like(dec0)
+    for idx in np.ndindex(dec0.shape):
+        step = np.zeros_like(dec0)
+        step[idx] = 1e-3
+        grad[idx] = (loss(dec0 + step) - loss(dec0 - step)) / 2e-3
+    near_eps = (np.abs(grad) > 1e-9) & (np.abs(grad) < 1e-7)
+    assert near_eps.sum() >= 6, grad
+    moved = dec0 - 5e-3 * grad / (np.abs(grad) + 1e-8)
+    expected = moved / np.linalg.norm(moved, axis=0)
+    out = synthetic_models.flat_topk_sae(x_train, x_train, width=6, k=k, steps=1, batch=batch, seed=seed)
+    np.testing.assert_allclose(out["decoder"], expected, rtol=0, atol=1e-9)
