@@ -377,3 +377,32 @@ def test_the_run_page_tells_that_the_run_exists_and_its_first_job(queued: Servic
     with pytest.raises(NotFound) as missing:
         runs.run_page(queued, "no-such-run")
     assert "no-such-run" in missing.value.detail
+
+
+def test_a_page_reads_one_row_more_than_its_limit_and_a_count_stops_past_the_maximum(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for v in range(6):
+        put(services, None, result={"v": v})
+    read: list[tuple[str, int]] = []
+
+    def recording(name: str) -> Any:
+        real = getattr(runs_repo, name)
+
+        def call(*args: Any, **kw: Any) -> Any:
+            got = real(*args, **kw)
+            read.append((name, got if isinstance(got, int) else len(got)))
+            return got
+
+        return call
+
+    for name in ("list_page", "search_page", "count_scope"):
+        monkeypatch.setattr(runs_repo, name, recording(name))
+    assert len(runs.list_runs(services, None, kind=None, name=None, limit=2, cursor=None).items) == 2
+    assert len(search(services, None, limit=2).items) == 2
+    monkeypatch.setattr(run_search, "MAX_SCANNED", 10)
+    assert len(search(services, None, limit=3, name="test.run", sort="result.v").items) == 3
+    monkeypatch.setattr(run_search, "MAX_SCANNED", 3)
+    error = refused(lambda: search(services, None, name="test.run", sort="result.v"))
+    assert error["type"] == "too_many_rows"
+    assert read == [("list_page", 3), ("search_page", 3), ("count_scope", 6), ("search_page", 4), ("count_scope", 4)]
