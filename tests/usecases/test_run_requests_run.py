@@ -283,6 +283,10 @@ def test_queue_takes_any_cost_below_the_cap_and_answers_a_stored_run_at_once(ser
     assert reused.status == "succeeded" and copy.api_key_id == bob.key_id and copy.id != stored.run.id
     with pytest.raises(InvalidFields):
         run_requests.queue(services, request(values=(600.5,)), client=None)
+    anonymous = run_requests.run(services, request(None, tag=3), client=None)
+    assert isinstance(anonymous, Answered) and anonymous.run.api_key_id is None
+    again = run_requests.queue(services, request(alice.key_id, tag=3), client=None)
+    assert again.run_id == stored.run.id  # alice's own run, not the anonymous one
 
 
 def test_a_job_kind_runs_its_request_inside_the_job(services: Services, slots: list[Any]) -> None:
