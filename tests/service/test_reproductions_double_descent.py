@@ -24,12 +24,17 @@ def _row(width: int, n: int, mle: float, bayes: float, pnml: float | None) -> di
     return {"width": width, "width_over_n": width / n, "mle_ce": mle, "bayes_ce": bayes, "pnml_ce": pnml}
 
 
-def _rf(peak_width: int = 40, peak_ratio: float = 3.0, bayes: tuple[float, ...] = (2.0, 2.1, 2.2, 2.0)) -> dict:
-    """n = 40; the MLE peaks at p = 40 (24 over a Bayes loss of 2.2 there); Bayes max/min = 2.2/2 = 1.1 exactly."""
-    mle = (2.0, 4.0, 24.0, 3.0)
+def _rf(
+    peak_width: int = 40,
+    mle: tuple[float, ...] = (2.0, 4.0, 6.0, 3.0),
+    bayes: tuple[float, ...] = (2.0, 2.1, 2.2, 2.0),
+) -> dict:
+    """n = 40; the MLE peaks at p = 40 at exactly 3 times its minimum (6 over 2; 6 over a Bayes loss of 2.2 there);
+    Bayes max/min = 2.2/2 = 1.1 exactly. The estimator's own peak_ratio (MLE over Bayes at the peak) is set far
+    above 3: the check must read the MLE's max over its min from the rows, not that field."""
     pnml = (1.5, None, 3.0, 1.8)
     rows = [_row(w, 40, m, b, p) for w, m, b, p in zip(RF_WIDTHS, mle, bayes, pnml, strict=True)]
-    return {"experiment": "rf_regression", "n": 40, "peak_width": peak_width, "peak_ratio": peak_ratio, "rows": rows}
+    return {"experiment": "rf_regression", "n": 40, "peak_width": peak_width, "peak_ratio": 1000.0, "rows": rows}
 
 
 def _cell(bayes: tuple[float, ...] = (2.0, 2.2, 2.0)) -> dict:
@@ -73,15 +78,15 @@ def _up(x: float) -> float:
 
 
 def test_double_descent_judge_with_every_condition_at_its_bound() -> None:
-    """MLE peak at p = n, peak ratio exactly 3, Bayes max/min exactly 1.1 in both experiments: consistent."""
+    """MLE peak at p = n, the MLE's max/min exactly 3, Bayes max/min exactly 1.1 in both experiments: consistent."""
     out = est.double_descent_judge([_rf(), _cell(), _large()])
     large = out.figures["large_widths"]
     assert {k: v for k, v in out.figures.items() if k != "large_widths"} == {
         "n": 40,
         "peak_width": 40,
-        "peak_ratio": 3.0,
+        "mle_peak_over_min": 3.0,
         "bayes_max_over_min": 1.1,
-        "rf_mle_over_bayes_at_peak": 24.0 / 2.2,
+        "rf_mle_over_bayes_at_peak": 6.0 / 2.2,
         "cell_peak_width_over_n": 1.5,
         "cell_mle_over_bayes_at_peak": 5.0 / 2.2,
         "cell_bayes_max_over_min": 1.1,
@@ -95,7 +100,7 @@ def test_double_descent_judge_with_every_condition_at_its_bound() -> None:
         {"mle_peak_at_p_over_n": 1.0, "mle_peak_over_min_at_least": 3.0, "bayes_max_over_min_at_most": 1.1},
         {
             "rf_peak_width_over_n": 1.0,
-            "rf_peak_ratio": 3.0,
+            "rf_mle_peak_over_min": 3.0,
             "rf_bayes_max_over_min": 1.1,
             "cell_bayes_max_over_min": 1.1,
         },
@@ -107,16 +112,16 @@ def test_double_descent_judge_with_every_condition_at_its_bound() -> None:
         "needs_models",
         "paper_text",
         {"mle_over_bayes_at_peak": 5.0},
-        {"rf_regression": 24.0 / 2.2, "cell_model": 5.0 / 2.2},
+        {"rf_regression": 6.0 / 2.2, "cell_model": 5.0 / 2.2},
         "roughly (a factor 2 either way)",
-        "the factor depends on the setting: 11 in random-features regression (Gaussian likelihood) and 2.27 in the "
+        "the factor depends on the setting: 3 in random-features regression (Gaussian likelihood) and 2.27 in the "
         "cell model (peak at m/n = 1.5); neither is the paper's network setting",
     )
     assert out.findings["second-ascent"] == est._second_ascent(_large())[0]
     assert out.findings["second-ascent"].status == "consistent"
     assert out.reason == (
         "MLE loss peaks at width 40 (n = 40), 3x its minimum, while the Bayes loss varies by a factor 1.100; at the "
-        "peak the MLE is 11x the Bayes loss (cell model: 2.27x; the paper's networks: about 5x); at p/n = 10-100 "
+        "peak the MLE is 3x the Bayes loss (cell model: 2.27x; the paper's networks: about 5x); at p/n = 10-100 "
         "the fixed-prior Bayes loss rises by 0.500 per unit of ln p (by hand 1/2)"
     )
     assert out.passed
@@ -126,7 +131,7 @@ def test_double_descent_judge_with_every_condition_at_its_bound() -> None:
     ("rf", "cell"),
     [
         (_rf(peak_width=20), _cell()),
-        (_rf(peak_ratio=math.nextafter(3.0, 0.0)), _cell()),
+        (_rf(mle=(2.0, 4.0, math.nextafter(6.0, 0.0), 3.0)), _cell()),
         (_rf(bayes=(2.0, 2.1, _up(2.2), 2.0)), _cell()),
         (_rf(), _cell(bayes=(2.0, _up(2.2), 2.0))),
     ],
@@ -141,12 +146,13 @@ def test_double_descent_judge_each_condition_missed_contradicts(rf: dict, cell: 
 
 
 def test_double_descent_judge_factors_read_at_the_peak_rows() -> None:
-    """rf peak at p = 20 (4 / 2.1), not at the first row; the ratio and flatness with a Bayes minimum of 4."""
-    rf = _rf(peak_width=20, peak_ratio=7.25, bayes=(4.0, 2.1 * 2, 4.4, 4.0))
+    """rf peak at p = 20 (4 / 2.1), not at the first row; the MLE's max/min (14.5 / 2) and the flatness with a Bayes
+    minimum of 4."""
+    rf = _rf(peak_width=20, mle=(2.0, 4.0, 14.5, 3.0), bayes=(4.0, 2.1 * 2, 4.4, 4.0))
     out = est.double_descent_judge([rf, _cell(bayes=(2.0, 2.0, 2.0)), _large()])
     f = out.figures
     assert f["rf_mle_over_bayes_at_peak"] == 4.0 / 4.2
-    assert f["peak_width"] == 20 and f["peak_ratio"] == 7.25
+    assert f["peak_width"] == 20 and f["mle_peak_over_min"] == 7.25
     assert f["bayes_max_over_min"] == 1.1 and f["cell_bayes_max_over_min"] == 1.0
     assert f["cell_mle_over_bayes_at_peak"] == 2.5
     assert out.findings["bayes-no-peak"].measured["rf_peak_width_over_n"] == 0.5
