@@ -6,18 +6,20 @@ error's index moved back to the submitted list, and the metric with per-item val
 import dataclasses
 import hashlib
 import json
+import warnings
 from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from service.errors import Degenerate, InvalidInput
 from service.registry import SCORERS, load_all
 from service.scoring import film_mcq
 from service.scoring._common import ItemColumns, ItemValues
+from service.types import StrictModel
 from tests.factories import film_key_items, film_predictions
 from usecases import scoring
 from usecases.errors import InvalidFields
@@ -33,12 +35,15 @@ from usecases.scoring import (
     _subset,
     canonical_key,
     check_unique,
+    dump_columns,
+    dump_items,
     dumps,
     item_columns,
     item_metric,
     key_columns,
     score_all,
     score_by_split,
+    validate_columns,
     validate_items,
 )
 
@@ -439,3 +444,60 @@ def test_per_item_values_that_are_not_finite_are_named_by_metric_not_as_the_summ
         with pytest.raises(Degenerate) as refused:
             _score(_fake(spec, result), key, [], None)
         assert refused.value.loc == ("item_metrics", "coverage")
+
+
+class _Short(StrictModel):
+    item_id: str = Field(max_length=3)
+
+
+class _Long(StrictModel):
+    item_id: str = Field(min_length=3)
+
+
+class _Free(StrictModel):
+    item_id: str
+
+
+@pytest.mark.parametrize(
+    ("model", "good", "bad"),
+    [(_Short, ["", "abc"], "abcd"), (_Long, ["abc", "abcdef"], "ab"), (_Free, ["", "a" * 500], None)],
+)
+def test_string_bounds_are_checked_as_columns_whichever_is_set(model: Any, good: list[str], bad: str | None) -> None:
+    assert scoring._column_fields(model) is not None
+    columns = item_columns(model, [{"item_id": s} for s in good])
+    assert columns is not None and columns.columns == {"item_id": good}
+    if bad is not None:
+        raw = [{"item_id": good[0]}, {"item_id": bad}]
+        assert item_columns(model, raw) is None
+        with pytest.raises(InvalidFields) as refused:
+            validate_columns(model, raw, ("x",))
+        assert refused.value.errors[0]["loc"] == ["body", "x", 1, "item_id"]
+
+
+def test_validated_items_are_written_without_a_serialiser_warning() -> None:
+    items = _preds([{"item_id": "a", "choice_idx": 1}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert dump_items(PRED, items) == '[{"item_id":"a","choice_idx":1}]'
+    assert dump_columns(ItemColumns(PRED, {"item_id": [], "choice_idx": []})) == "[]"
+
+
+class _Dated(BaseModel):
+    item_id: str
+    when: datetime
+    weight: float = 1.0
+
+
+def test_the_canonical_key_writes_each_field_in_its_json_form_and_refuses_nan() -> None:
+    text, _ = canonical_key([_Dated(item_id="a", when=datetime(2026, 1, 2, tzinfo=UTC))])
+    assert text == '[{"item_id":"a","weight":1.0,"when":"2026-01-02T00:00:00Z"}]'
+    with pytest.raises(ValueError):
+        canonical_key([_Dated(item_id="a", when=datetime(2026, 1, 2, tzinfo=UTC), weight=float("nan"))])
+
+
+def test_integer_item_values_are_stored_as_float64(spec: Any) -> None:
+    raw = {"item_scores": [{"item_id": "a", "value": 1}, {"item_id": "b", "value": 0}]}
+    got = _item_values(spec, raw, ["a", "b"])
+    assert got["accuracy"].dtype == np.float64 and got["accuracy"].tolist() == [1.0, 0.0]
+    got = _item_values(spec, {**raw, "item_metrics": {"coverage": [1, 0]}}, ["b", "a"])
+    assert got["coverage"].dtype == np.float64 and got["coverage"].tolist() == [0.0, 1.0]
