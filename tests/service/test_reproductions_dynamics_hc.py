@@ -504,3 +504,35 @@ def test_hyperconnections_plot(fast: None) -> None:
     ]
     assert legend.get_texts()[0].get_fontsize() == 8
     assert ax.get_position().x0 != pytest.approx(0.125)  # tight_layout moved the axes
+
+
+def test_hc_reference_asks_about_each_documented_sweep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """W = I and V = −I unless noted (V = +I/2 for the consensus sweep), N = 4, sweeps of 20 points."""
+    calls: list[tuple] = []
+
+    def crossings(*args: Any) -> list[dict[str, Any]]:
+        calls.append(args)
+        return [{"value": float(len(calls)), "type": "static", "omega": 0.0}]
+
+    monkeypatch.setattr(dyn, "ref_hc", SimpleNamespace(crossings=crossings))
+    assert dyn.hc_reference() == {
+        k: {"value": float(i), "type": "static", "omega": 0.0} for i, k in enumerate(HAND, start=1)
+    }
+    minus_i, half_i = [[-1.0, 0.0], [0.0, -1.0]], [[0.5, 0.0], [0.0, 0.5]]
+    one, two = ([1.0], [1.0]), ([1.0, 0.5], [0.5, 0.5])
+    assert [(a[0].tolist(), a[1], a[2], a[3].tolist(), *a[4:]) for a in calls] == [
+        ([[0.8]], *one, minus_i, 4, False, 0.5, 1.5, 20),
+        ([[0.8]], *one, half_i, 4, False, 0.2, 1.2, 20),
+        ([[0.9, -1.0], [1.0, 1.0]], *two, minus_i, 4, False, 0.5, 1.5, 20),
+        ([[1.0, 0.2], [0.2, 0.5]], *two, minus_i, 4, False, 0.5, 1.5, 20),
+        ([[0.8]], *one, minus_i, 4, True, 0.5, 1.5, 20),
+    ]
+    assert all(type(a[5]) is bool for a in calls)
+
+
+def test_results_out_of_step_with_the_instances_are_refused(fast: None) -> None:
+    results = _results()
+    with pytest.raises(ValueError, match="zip"):
+        dyn.hyperconnections_judge([*results[:7], *results[8:]])  # one random stream missing
+    with pytest.raises(ValueError, match="zip"):
+        dyn.hyperconnections_plot(results[:6], dyn.hyperconnections_judge(results))

@@ -275,3 +275,20 @@ def test_unrolling_plot(monkeypatch: pytest.MonkeyPatch) -> None:
     assert [t.get_text() for t in legend.get_texts()] == ["k0 = 0", "k0 = 50", "k0 = 150"]
     assert legend.get_texts()[0].get_fontsize() == 8
     assert ax.get_position().x0 != pytest.approx(0.125)  # tight_layout moved the axes
+
+
+def test_plot_refuses_curves_out_of_step_with_the_colours(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dyn, "unrolling_reference", _reference())
+    results = _results()
+    outcome = dyn.unrolling_judge(results)
+    results[0]["curves"].append(_curve(300, 310.0, 1.5))
+    with pytest.raises(ValueError, match="zip"):
+        dyn.unrolling_plot(results, outcome)
+
+
+def test_judge_refuses_errors_out_of_step_with_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(dyn, "unrolling_reference", _reference())
+    results = _results()
+    results[0]["curves"][2]["bound"].pop()
+    with pytest.raises(ValueError, match="zip"):
+        dyn.unrolling_judge(results)
