@@ -245,10 +245,10 @@ def _configs(params: ModelSettings, dim: int) -> TrainConfig:
 
 
 def _metrics(ev: Evaluation, n: int, field: str) -> Metrics:
-    if not math.isfinite(ev.fvu):
-        raise Degenerate(f"FVU is undefined: every row of {field} is the same", (field,))
     if not all(map(math.isfinite, (ev.mse, ev.cos))):
         raise Degenerate("training diverged to non-finite weights; lower lr or rescale x", ("lr",))
+    if not math.isfinite(ev.fvu):
+        raise Degenerate(f"FVU is undefined: every row of {field} is the same", (field,))
     return Metrics(
         n=n,
         mse=ev.mse,

@@ -59,6 +59,15 @@ def test_metrics_of_a_diverged_run_name_lr(mse: float, cos: float) -> None:
     assert err.value.loc == ("lr",)
 
 
+def test_metrics_of_a_diverged_run_name_lr_even_when_its_fvu_is_nan() -> None:
+    """Non-finite weights make the squared error NaN, so the FVU (its ratio to the data's spread) is NaN too; the
+    run diverged, the data are not constant (evaluate gives a finite MSE and cosine, and an infinite FVU, on
+    constant rows)."""
+    with pytest.raises(Degenerate) as err:
+        sae._metrics(_evaluation(math.nan, math.nan, math.nan), 7, "x_eval")
+    assert err.value.loc == ("lr",)
+
+
 @pytest.mark.parametrize("fvu", [math.inf, math.nan])
 def test_metrics_with_an_undefined_fvu_name_the_data(fvu: float) -> None:
     with pytest.raises(Degenerate) as err:
