@@ -12,7 +12,10 @@ import logging
 import multiprocessing
 import struct
 import threading
+import time
+import types
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -257,6 +260,10 @@ def test_a_leaderboard_figure_draws_each_row_with_its_interval_best_at_the_top()
         line = container.lines[0]
         (segment,) = container.lines[2][0].get_segments()
         bars.append((line.get_xdata()[0], line.get_ydata()[0], [p[0] for p in segment], line.get_color()))
+    for container in ax.containers:  # a round marker without a line, caps of 3 points each side
+        assert (container.lines[0].get_marker(), container.lines[0].get_linestyle()) == ("o", "None")
+        assert [cap.get_markersize() for cap in container.lines[1]] == [6.0, 6.0]
+    assert {t.get_fontsize() for t in ax.get_yticklabels()} == {8.0} and ax.title.get_fontsize() == 9.0
     assert bars == [
         (0.25, 0, [0.125, 0.5], "tab:orange"),
         (0.5, 1, [0.5, 0.5], "tab:blue"),
@@ -317,6 +324,9 @@ def test_the_child_draws_with_plain_text_under_a_cpu_limit_and_sends_the_bytes(
     assert limits == [(figures.resource.RLIMIT_CPU, (7, 8))]
     with pytest.raises(EOFError):  # the child's end is closed after sending
         receiver.recv_bytes()
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    figures._draw_in_child(sender, Drawing("leaderboard", board("m")), "svg", 7)
+    assert receiver.recv_bytes()[:6] == b"1<?xml"
 
 
 def test_the_child_sends_back_its_error_cut_at_500_characters(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -549,3 +559,77 @@ def test_draw_hands_a_report_to_its_papers_plot(monkeypatch: pytest.MonkeyPatch)
     data = {"paper": "vimu", "results": [{"a": 1}], "outcome": {"figures": {}, "reason": "r"}}
     assert figures.draw(Drawing("report", data)) == "figure"
     assert seen == [("vimu", [{"a": 1}], {"figures": {}, "reason": "r"})]
+
+
+def test_a_cached_figure_is_answered_while_another_is_drawn(
+    drawn: list[tuple[Drawing, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    d = Drawing("run", {"a": 1})
+    figures.figure(d, "svg", shared=True)
+    monkeypatch.setattr(figures, "QUEUE_BUDGET_S", 0.01)
+    figures._DRAW_LOCK.acquire()  # a drawing in progress
+    try:
+        assert figures.figure(d, "svg", shared=True) == figures.Plot(b"run:svg:1", "image/svg+xml", False, True)
+    finally:
+        figures._DRAW_LOCK.release()
+    assert len(drawn) == 1
+
+
+def test_the_placeholders_log_entry_gives_the_time_taken_in_milliseconds(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    ticks = iter([10.0, 12.0])
+    monkeypatch.setattr(figures, "time", types.SimpleNamespace(monotonic=lambda: next(ticks)))
+    monkeypatch.setattr(figures, "_draw_bounded", lambda d, f: (_ for _ in ()).throw(RuntimeError("slow")))
+    with caplog.at_level(logging.WARNING, logger="usecases.figures"):
+        assert figures.figure(Drawing("run", {}), "svg", shared=False).placeholder
+    assert [r.ms for r in caplog.records] == [2000]  # type: ignore[attr-defined]
+
+
+def test_a_child_past_the_wall_budget_is_killed_after_a_second(forked: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    def stuck(conn: Any, drawing: Drawing, fmt: str, cpu_budget_s: int) -> None:
+        time.sleep(30)
+
+    monkeypatch.setattr(figures, "_draw_in_child", stuck)
+    monkeypatch.setattr(figures, "WALL_BUDGET_S", 0.05)
+    started = time.monotonic()
+    with pytest.raises(RuntimeError, match="took longer"):
+        figures._draw_bounded(Drawing("leaderboard", board("m1")), "svg")
+    assert time.monotonic() - started < 10
+
+
+def test_only_an_estimator_runs_plot_is_drawn(services: Services, drawn: list[tuple[Drawing, str]]) -> None:
+    as_scorer = stored(services, MOEAD, result=moead_result([4, 9], 2), kind="scorer")  # an estimator's name
+    with pytest.raises(NotFound):
+        figures.run_plot(services, None, as_scorer.id, "svg")
+    assert drawn == []
+
+
+def test_a_leaderboard_plot_shows_the_asked_metric_and_split_and_freezes_this_benchmarks_phases(
+    services: Services, drawn: list[tuple[Drawing, str]]
+) -> None:
+    from db.repositories import phases as phase_repo
+    from usecases import phases
+
+    start = datetime.now(UTC)
+    owner = principal(services, "benchmarks:write", "submissions:write")
+    bench = stored_benchmark(services, owner).row.id
+    other = stored_benchmark(services, owner, name="other").row.id
+    window = {
+        "starts_at": start + timedelta(hours=1), "ends_at": start + timedelta(hours=2), "splits": ["public"],
+        "max_submissions_per_day": None, "max_submissions_total": None, "leaderboard_visibility": "public",
+        "late_submissions": "accept",
+    }  # fmt: skip
+    mine = phases.create(services, owner, bench, {"name": "p", **window})
+    theirs = phases.create(services, owner, other, {"name": "q", **window})
+    services.clock = lambda: start + timedelta(hours=1, minutes=30)
+    new = NewSubmission("m", film_predictions(7, 3)["items"], {})
+    submissions.submit(services, owner, bench, new, None)
+    services.clock = lambda: start + timedelta(hours=3)
+    figures.leaderboard_plot(services, owner, bench, split="private", metric="coverage", fmt="svg")
+    data = drawn[0][0].data
+    assert data["metric"] == "coverage" and data["title"] == "films: private split, answer key v1"
+    assert [(r["model"], r["own"], r["value"]) for r in data["rows"]] == [("m", True, pytest.approx(1.0))]
+    with services.engines.read.connect() as conn:
+        assert phase_repo.snapshot(conn, mine.id) is not None
+        assert phase_repo.snapshot(conn, theirs.id) is None

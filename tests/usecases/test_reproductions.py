@@ -6,6 +6,10 @@ check with steps on the test estimator stands in for a paper's (``get`` replaced
 mutation run of ``usecases.reproductions``."""
 
 import json
+import os
+import time
+import types
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
@@ -42,7 +46,8 @@ def fake_entry(
     def judge_fn(results: Sequence[Mapping[str, Any]]) -> Outcome:
         judged.append(list(results))
         total = sum(r["total"] for r in results)
-        found = Finding("contradicted", "paper_text", {"total": 1}, {"total": total}, 0.1, "a sum by hand")
+        measured = {"total": total, "spread": float("nan")}  # a NaN is stored as null (valid JSON)
+        found = Finding("contradicted", "paper_text", {"total": 1}, measured, 0.1, "a sum by hand")
         return Outcome({"total": total}, f"the totals sum to {total:g}", {"minner-variance-matches": found})
 
     steps = (
@@ -116,7 +121,7 @@ def test_a_check_runs_its_steps_without_a_key_and_stores_the_judged_report(
     assert (changed["status"], changed["expected"], changed["measured"]) == (
         "contradicted",
         {"total": 1},
-        {"total": 7.0},
+        {"total": 7.0, "spread": None},
     )
     assert changed["evidence"] == {"run_ids": run_ids, "plot_url": plot_url, "computation": "a sum by hand"}
     kept = committed(SLUG).claims[1]
@@ -126,7 +131,7 @@ def test_a_check_runs_its_steps_without_a_key_and_stores_the_judged_report(
     assert (
         before - timedelta(seconds=1) <= row.created_at.replace(tzinfo=UTC) <= datetime.now(UTC) + timedelta(seconds=1)
     )
-    assert 0 < row.duration_ms < 60_000
+    assert 0 < row.duration_ms < 60_000 and str(uuid.UUID(report_id)) == report_id
     assert list(json.loads(row.figures)) == ["claims", "figures"]  # stored with sorted keys
 
 
@@ -301,3 +306,56 @@ def test_a_run_less_reports_plot_is_drawn_from_its_own_figures(services: Service
     results, fields = reproductions.report_plot_inputs(services, entry, row)
     assert results == [] and fields == {"figures": reproductions.stored_parts(row)[0], "reason": row.reason}
     assert fields["figures"] and fields["reason"]
+
+
+def test_a_reports_duration_is_in_milliseconds_to_the_microsecond(
+    services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ticks = iter([100.0, 100.0123456789])
+    monkeypatch.setattr(reproductions, "time", types.SimpleNamespace(perf_counter=lambda: next(ticks)))
+    report_id = reproductions.run_check(services, "stakebench", None, lambda f, m="": None)
+    assert reproductions.report(services, "stakebench", report_id)[1].duration_ms == 12.346
+
+
+def test_each_check_stores_a_new_report(services: Services) -> None:
+    ids = {reproductions.run_check(services, "stakebench", None, lambda f, m="": None) for _ in range(2)}
+    assert len(ids) == 2 and len(reproductions.paper(services, "stakebench").reports) == 2
+
+
+def test_a_check_whose_figures_are_not_json_stores_nothing(queued: Services, replaced: dict[str, Any]) -> None:
+    entry = fake_entry([])
+    assert entry.judge is not None
+    judge = entry.judge
+    replaced["entry"] = Reproduction(
+        paper=SLUG, title="t", claim="c", requires=entry.requires, build_steps=lambda: entry.steps,
+        judge=lambda results: Outcome({"x": float("inf")}, "r", judge(results).findings),
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="not JSON compliant"):
+        reproductions.run_check(queued, SLUG, None, lambda f, m="": None)
+    assert reproductions.paper(queued, SLUG).reports == []
+
+
+def test_a_step_over_the_synchronous_budget_runs_inside_the_check_not_as_a_job(
+    queued: Services, replaced: dict[str, Any]
+) -> None:
+    slow = Step("test.slow_sum", {"values": [1.0], "steps": 2, "step_s": 0.26, "tag": 13})  # cost 0.52 s > 0.5 s
+    entry = fake_entry([])
+    replaced["entry"] = Reproduction(
+        paper=SLUG, title="t", claim="c", requires=entry.requires, build_steps=lambda: (slow,), judge=entry.judge
+    )
+    report_id = reproductions.run_check(queued, SLUG, None, lambda f, m="": None)
+    assert json.loads(reproductions.report(queued, SLUG, report_id)[1].figures)["figures"] == {"total": 1.0}
+
+
+def test_a_reports_date_is_the_utc_date_whatever_the_local_zone(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Asia/Kolkata")
+    time.tzset()
+    try:
+        row = ReportRow(
+            0, "r", SLUG, "v", "c", "why", "{}", "[]", "1", 1.0, None, datetime(2026, 3, 1, 20, 0, tzinfo=UTC)
+        )
+        assert reproductions.utc_date(row) == "2026-03-01"  # 01:30 on March 2 in Kolkata
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+    assert "TZ" not in os.environ
