@@ -87,12 +87,6 @@ def _lp_results(count: int = 3) -> list[dict[str, Any]]:
     return [_knapsack(), _monotone(), *(_additive(d) for d in _seeded_instances(count))]
 
 
-def test_the_hand_optima_of_the_two_examples() -> None:
-    assert _subset_minima(KNAP_SIZES, KNAP_DELTA)[2] == pytest.approx(-2.587)  # blocks 0 and 2
-    assert _subset_minima(MONO_SIZES, MONO_DELTA)[2] == -5.0  # blocks 1 and 2, not the three-layer block 3
-    assert [len(d) for d in _seeded_instances(3)] == [17, 13, 14]  # the first is above the brute-force cap of 14
-
-
 def test_layer_patching_steps() -> None:
     knap = Step(
         "layer_patching.plan",
@@ -112,9 +106,12 @@ def test_layer_patching_steps() -> None:
 
 
 def test_layer_patching_judge_all_optimal() -> None:
+    assert _subset_minima(KNAP_SIZES, KNAP_DELTA)[2] == pytest.approx(-2.587)  # the fixture's DP: blocks 0 and 2
+    assert _subset_minima(MONO_SIZES, MONO_DELTA)[2] == -5.0  # blocks 1 and 2, not the three-layer block 3
+    instances = _seeded_instances(3)
+    assert [len(d) for d in instances] == [17, 13, 14]  # the first above the brute-force cap of 14 layers
     results = _lp_results()
     out = llm.layer_patching_judge(results)
-    instances = _seeded_instances(3)
     gaps = [min(sum(d[:r]), sum(d[len(d) - r :])) - sum(sorted(d)[:r]) for d in instances for r in range(len(d) + 1)]
     f = out.figures
     assert f == {
@@ -277,6 +274,13 @@ def test_layer_patching_plot_every_method_reachable() -> None:
     assert fig.axes[1].get_title() == "1 additive instances"
 
 
+def test_layer_patching_plot_panels_side_by_side() -> None:
+    left, right = _plot_lp(_lp_results(1)).axes
+    a, b = left.get_position(), right.get_position()
+    assert a.x1 < b.x0  # left of it
+    assert (a.y0, a.y1) == (b.y0, b.y1)  # the same row
+
+
 # --- persona steering -------------------------------------------------------------------------------------------
 
 DEVS = np.array([1.0, 1.0, 1.0, -3.0])
@@ -311,10 +315,6 @@ def _steer(monkeypatch: pytest.MonkeyPatch, pressures: list[np.ndarray], measure
     monkeypatch.setattr(llm, "steering_setting", lambda: _setting(pressures))
     direct = [float(p.mean()) for p in pressures]
     return llm.steering_judge(_signatures(direct if measured is None else measured))
-
-
-def test_the_deviations_have_standard_error_one() -> None:
-    assert float(DEVS.std(ddof=1) / math.sqrt(DEVS.size)) == 1.0 and DEVS.mean() == 0.0
 
 
 def test_steering_judge_both_findings_hold(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -400,18 +400,29 @@ def test_steering_margins(monkeypatch: pytest.MonkeyPatch, case: str, reverses: 
         "first step just below -3 se": [4.0 + d, 0.99 + 2 * d, -7.0 + 2 * d, -8.0 + d],
         "last step falls or not": [4.0 + d, -1.0 + d, -6.0 + d, 10.0 - 9 * d],
     }[case]
+    assert float(DEVS.std(ddof=1) / math.sqrt(DEVS.size)) == 1.0 and DEVS.mean() == 0.0  # exact margins below
+    assert float((1.0 + 2 * d - (4.0 + d)).mean()) == -3.0 and float((-8.0 + 2 * d - (-5.0 + d)).mean()) == -3.0
     out = _steer(monkeypatch, p)
     assert out.findings["pressure-reversal"].status == ("consistent" if reverses else "contradicted")
     assert out.findings["attenuating-shift"].status == ("consistent" if falls else "contradicted")
 
 
-def test_steering_margin_cases_are_exact() -> None:
-    d = DEVS
-    assert float((1.0 + 2 * d - (4.0 + d)).mean()) == -3.0
-    assert float((1.0 + 2 * d - (4.0 + d)).std(ddof=1) / 2) == 1.0
-    assert float((-8.0 + 2 * d - (-5.0 + d)).mean()) == -3.0
-    assert float((-7.0 + 2 * d).std(ddof=1) / 2) == 2.0
-    assert float((3.0 + d).mean()) == 3.0 and float((-3.0 + d).mean()) == -3.0
+@pytest.mark.parametrize(
+    ("pressures", "ses", "reverses"),
+    [
+        ([5.0 + 2 * DEVS, 2 * DEVS, -7.0 + DEVS, -8.0 + DEVS], [2.0, 2.0, 1.0], False),  # 5 < 3 · 2 unsteered
+        ([7.0 + 2 * DEVS, 2 * DEVS, -7.0 + DEVS, -8.0 + DEVS], [2.0, 2.0, 1.0], True),
+        ([4.0 + DEVS, -1.0 + DEVS, -5.0 + 2 * DEVS, -8.0 + DEVS], [1.0, 1.0, 2.0], False),  # -5 > -3 · 2 at alpha 2
+        ([4.0 + DEVS, -1.0 + DEVS, -7.0 + 2 * DEVS, -8.0 + DEVS], [1.0, 1.0, 2.0], True),
+    ],
+)
+def test_steering_reversal_scales_with_each_alphas_own_standard_error(
+    monkeypatch: pytest.MonkeyPatch, pressures: list[np.ndarray], ses: list[float], reverses: bool
+) -> None:
+    out = _steer(monkeypatch, pressures)
+    assert out.figures["pressure_se"][:3] == ses
+    assert out.findings["pressure-reversal"].status == ("consistent" if reverses else "contradicted")
+    assert out.findings["attenuating-shift"].status == "consistent"
 
 
 @pytest.mark.parametrize(("offset", "agrees"), [(1e-9, True), (-1e-9, True), (2e-9, False), (-2e-9, False)])
@@ -465,8 +476,12 @@ def test_steering_plot(monkeypatch: pytest.MonkeyPatch) -> None:
     segs = [s.tolist() for s in bars.get_segments()]
     se = [1.0, 1.0, 1.0, 2.5]
     assert segs == [[[a, y - 3 * s], [a, y + 3 * s]] for a, y, s in zip([0, 1, 2, 3], [4, -1, -6, 94], se, strict=True)]
-    caps = ax.lines[1:3]
-    assert all(c.get_markersize() == 6.0 for c in caps)  # capsize 3 points
+    (container,) = ax.containers
+    data, caps, _ = container.lines
+    assert data is line and len(caps) == 2
+    assert [c.get_markersize() for c in caps] == [6.0, 6.0]  # capsize 3 points: caps 6 points wide
+    assert [list(c.get_ydata()) for c in caps] == [[1.0, -4.0, -9.0, 86.5], [7.0, 2.0, -3.0, 101.5]]
+    assert len(ax.lines) == 4  # the curve, its two cap rows and the zero line
     assert list(zero.get_ydata()) == [0.0, 0.0]
     assert rgba(zero.get_color()) == rgba("k") and zero.get_linewidth() == 0.5
     assert ax.get_xlabel() == "steering coefficient alpha (units of the persona direction)"

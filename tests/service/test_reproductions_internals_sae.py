@@ -11,7 +11,7 @@ from matplotlib import rcParams
 
 from service.reproductions import internals_checks as llm
 from service.reproductions import synthetic_models as synth
-from service.reproductions.base import Step
+from service.reproductions.base import Outcome, Step
 from tests.service.colors import rgba
 
 MACS = [[64 * 12 + 3 * (3 * 64 + 8 * 3), 64 * 12 * 9], [128 * 256 + 8 * (4 * 128 + 32 * 4), 128 * 256 * 33]]
@@ -43,10 +43,6 @@ def _sae_results(
 def _sae(monkeypatch: pytest.MonkeyPatch, flat: dict[str, Any] | None = None, **kw: Any) -> Any:
     monkeypatch.setattr(llm, "flat_baseline", lambda: dict(flat or FLAT))
     return llm.sae_judge(_sae_results(**kw))
-
-
-def test_the_hand_macs() -> None:
-    assert MACS == [[1416, 6912], [37888, 1081344]]
 
 
 def test_sae_steps() -> None:
@@ -103,7 +99,7 @@ def test_sae_judge_every_part_holds(monkeypatch: pytest.MonkeyPatch) -> None:
     )
     e = out.findings["efficiency"]
     assert (e.status, e.expected_source) == ("implementation_verified", "independent_computation")
-    assert e.expected == {"macs": MACS, "saving_at_least": 2.0}
+    assert e.expected == {"macs": [[1416, 6912], [37888, 1081344]], "saving_at_least": 2.0}
     assert e.measured == {"encoder_macs": [1416, 37888], "flat_encoder_macs": [6912, 1081344], "saving": savings}
     assert e.tolerance == "exact (integer MACs)"
     assert e.computation == (
@@ -220,6 +216,13 @@ def test_sae_plot(monkeypatch: pytest.MonkeyPatch) -> None:
     assert fig.subplotpars.left != rcParams["figure.subplot.left"]
 
 
+def test_sae_plot_keeps_zero_at_the_bottom() -> None:
+    """All six bars at 0: matplotlib alone would pad the axis below 0."""
+    keys = ["test_fvu", "parent_mean_cos", "child_mean_cos", "flat_test_fvu", "flat_parent_mean_cos"]
+    fig = llm.sae_plot([], Outcome(dict.fromkeys([*keys, "flat_child_mean_cos"], 0.0), ""))
+    assert fig.axes[0].get_ylim() == (0.0, 1.05)
+
+
 # --- full-duplex state inertia ----------------------------------------------------------------------------------
 
 
@@ -315,11 +318,8 @@ def test_fdslm_findings_both_ways(
     out, _ = _fd(monkeypatch, medians, v3, norm)
     assert out.findings["lag"].status == ("implementation_verified" if lag else "contradicted")
     assert out.findings["steering-mitigates"].status == ("implementation_verified" if steer else "contradicted")
-    assert out.figures["perception_vector_cos_axis"] == pytest.approx(v3 / norm, abs=1e-15)
-
-
-def test_fdslm_cosine_of_exactly_099() -> None:
-    assert float(np.dot([0.3, -0.2, 0.99], [0.0, 0.0, 2.0]) / (1.0 * 2.0)) == 0.99
+    cos = out.figures["perception_vector_cos_axis"]
+    assert cos == 0.99 if v3 == 0.99 else cos == pytest.approx(v3 / norm, abs=1e-15)
 
 
 @pytest.mark.parametrize(("hand", "steer"), [([5, 5, 3], False), ([7, 3, 3], False), ([7, 5, 3], True)])
