@@ -414,3 +414,5 @@ def test_resolve_items_resolves_each_item_at_its_index_and_leaves_plain_items_al
     kept = arrays.resolve_items(services.engines, plain, None, ())
     assert kept == plain and kept is not plain and all(a is b for a, b in zip(kept, plain, strict=True))
     assert arrays.resolve_items(services.engines, [], None, ()) == []
+    (single,) = arrays.resolve_items(services.engines, [Inner(v=ArrayRef(array=ref))], None, ())
+    assert single.v.tolist() == [0.0, 1.0]
