@@ -87,11 +87,18 @@ def test_scan2cap_placeholder_cider_is_zero() -> None:
         ("Mr. Smith [left] e.g. the U.S. desk", "mr. smith -lsb- left -rsb- e.g. the u.s. desk"),
         ("vitamin c.", "vitamin c."),
         ("the sofa {x} <b> 1 1/2", "the sofa -lcb- x -rcb- <b> 1\u00a01/2"),
+        ("see http://a.com/\U0001f600x ok", "see http://a.com/\U0001f600x ok"),
+        ('<p title="\U0001d400"> hi', '<p\u00a0title="\U0001d400"> hi'),
+        ("see http://a.com/\U00010000\U0010ffff ok", "see http://a.com/\U00010000\U0010ffff ok"),
+        ("see http://a.com/\uffff\U00010000 ok", "see http://a.com/\uffff\U00010000 ok"),
+        ("see http://a.com/\ud800x ok", "see http://a.com/\ufffdx ok"),
     ],
 )
 def test_ptb_port_on_hand_cases(text: str, tokens: str) -> None:
     """Outputs of the CoreNLP 3.4.1 jar (-preserveLines -lowerCase, then pycocoevalcap's filter): brackets stay as
-    -lrb-/-rrb- (the filter lists only the upper-case forms), abbreviation periods stay, "1 1/2" is one token."""
+    -lrb-/-rrb- (the filter lists only the upper-case forms), abbreviation periods stay, "1 1/2" is one token.
+    Characters above U+FFFF reach a token only inside a URL or a tag (a word drops them): they come back whole from
+    the lexer's UTF-16 units, at both ends of the range and beside U+FFFF; a lone surrogate becomes U+FFFD."""
     assert " ".join(ptb_tokens(text)) == tokens
 
 
