@@ -178,6 +178,28 @@ def test_a_scorers_item_arrays_are_resolved_in_both_parts_or_stood_in_by_their_s
     assert missing.value.loc == ("predictions", "items", 1, "values")
 
 
+def test_a_scorers_cost_is_given_its_params(services: Services) -> None:
+    spec = SCORERS["ubench"]
+    items = [{"item_id": f"c{i}", "mask": [[0, 1, 1], [1, 0, 0]]} for i in range(3)]
+    body = {"answer_key": {"items": items}, "predictions": {"items": items[:2]}}
+    model = run_requests.score_request_model(spec)
+    costs = {}
+    for hd95 in (True, False):
+        params = model.model_validate({**body, "params": {"hd95": hd95}})
+        costs[hd95] = run_requests.checked_cost(
+            services, run_requests.make_request(spec, params, None), queue_available=True
+        )
+        assert costs[hd95] == spec.cost(params.answer_key.items, params.predictions.items, params.params)
+    assert costs[True] > costs[False] > 0
+
+
+def test_a_keyed_upload_is_loaded_for_its_key(services: Services) -> None:
+    alice = principal(services, "estimators:run")
+    ref = upload(services, np.array([0.125, 0.25]), alice)
+    answered = run_requests.run(services, request(alice.key_id, ref), client=None)
+    assert isinstance(answered, Answered) and json.loads(answered.run.result)["total"] == 0.375
+
+
 # --- run -------------------------------------------------------------------------------------------------------
 
 
@@ -204,7 +226,7 @@ def test_a_stored_run_is_answered_and_another_keys_run_is_reused(services: Servi
 
 def test_a_run_at_the_budget_is_synchronous_and_above_it_a_job(services: Services, slots: list[Any]) -> None:
     at = run_requests.run(services, request(tag=50), client=None)
-    assert isinstance(at, Answered) and not at.cached
+    assert isinstance(at, Answered) and at.cached is False
     alice = principal(services, "estimators:run")
     over = run_requests.run(services, request(alice.key_id, tag=51), client="1.2.3.4")
     assert isinstance(over, Queued)
@@ -228,7 +250,7 @@ def test_the_slot_is_large_from_a_tenth_of_the_budget_and_waits_inside_a_job(
 def test_the_cost_is_checked_again_on_the_loaded_arrays(services: Services, slots: list[Any]) -> None:
     ref = upload(services, np.array([0.25, 0.5]))
     over = run_requests.run(services, request(None, ref), client="c")
-    assert isinstance(over, Queued) and json.loads(over.job.params)["values"] == ref
+    assert isinstance(over, Queued) and json.loads(over.job.params)["values"] == ref and over.job.client == "c"
     assert slots == [(False, False)]  # the shapes cost nothing: the slot was taken before the arrays were loaded
     inside = run_requests.run(services, request(None, ref), client=None, in_job=True)
     assert isinstance(inside, Answered) and json.loads(inside.run.result)["total"] == 0.75
