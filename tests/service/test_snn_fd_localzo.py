@@ -8,7 +8,7 @@ from scipy.stats import norm
 
 from service.errors import InvalidInput
 from service.estimators import snn
-from service.estimators.snn_lif import Trajectory
+from service.estimators.snn_lif import Trajectory, hard_spike, surrogate_cdf, surrogate_grad
 from service.registry import no_progress
 from tests.service.test_snn_fields import DELTA, ZO_SEED, B, M, R, W, Y, localzo_run
 
@@ -226,3 +226,51 @@ def test_given_inputs_are_checked_against_the_sizes() -> None:
         with pytest.raises(InvalidInput) as err:
             snn.gradient_mismatch(as_arrays.model_copy(update=arrays), no_progress)
         assert err.value.loc == loc
+
+
+def test_gradient_mismatch_reports_each_stage() -> None:
+    seen: list[tuple[object, ...]] = []
+    params = snn.GradientMismatchParams(**SMALL, localzo={"draws": 2, "samples": 2}, fd_check=True)
+    snn.gradient_mismatch(params, lambda *args: seen.append(args))
+    assert seen == [
+        (0.2, "analysis"),
+        (pytest.approx(0.5), "LocalZO draw 1/2"),
+        (pytest.approx(0.8), "LocalZO draw 2/2"),
+        (0.8, "finite differences"),
+        (pytest.approx(1.0), "finite differences 9/9"),
+        (1.0, "done"),
+    ]
+
+
+@pytest.mark.parametrize("kind", ["sigmoid", "rect"])
+def test_one_layer_block_ratios_by_hand(kind: str) -> None:
+    # One layer, T = 1: g_F = (2/(BK))·Σ_b ((H(u_b) − Y_b)⊙F′(u_b)) [x_b, 1] and ∇L_F the same with F(u_b) for H(u_b),
+    # u = x Wᵀ + b − 1; the one block is all of θ.
+    width = {"sigmoid": 4.0, "rect": 1.0}[kind]
+    u = X2[0] @ W.T + B - 1.0
+    slope = surrogate_grad(kind, width, u)
+    ones = np.ones((2, 1))
+
+    def grad(spikes: np.ndarray) -> np.ndarray:
+        e_v = 2.0 * (spikes - Y) / Y.size * slope
+        return (e_v.T @ np.hstack([X2[0], ones])).ravel()
+
+    def as_theta(g: np.ndarray) -> np.ndarray:
+        g = g.reshape(3, 3)
+        return np.concatenate([g[:, :2].ravel(), g[:, 2]])
+
+    g_f, g_lf = as_theta(grad(hard_spike(u))), as_theta(grad(surrogate_cdf(kind, width, u)))
+    params = snn.GradientMismatchParams(
+        sizes=[2, 3],
+        time_steps=1,
+        batch_size=2,
+        surrogate=kind,
+        theta=np.concatenate([W.ravel(), B]).tolist(),
+        x=X2[:1].tolist(),
+        y=Y.tolist(),
+    )
+    (row,) = snn.gradient_mismatch(params, no_progress).per_layer
+    assert row.norm_g_f == pytest.approx(np.linalg.norm(g_f), rel=1e-12)
+    assert row.mismatch_rel == pytest.approx(np.linalg.norm(g_f - g_lf) / np.linalg.norm(g_lf), rel=1e-12)
+    assert row.cosine == pytest.approx(g_f @ g_lf / (np.linalg.norm(g_f) * np.linalg.norm(g_lf)), rel=1e-12)
+    assert row.mismatch_rel > 0.0 and -1.0 < row.cosine < 1.0
