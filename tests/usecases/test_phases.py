@@ -192,6 +192,29 @@ def test_a_phases_status_follows_the_clock_at_its_edges(services: Services, benc
         clock.now = now
         assert phases.get(services, bench, p.id).status == status
         assert phases.list_phases(services, bench)[0].status == status
+    assert phases.get(services, bench, p.id).frozen_at == utc_iso(T0 + 3 * H)  # frozen at the very end
+
+
+def test_a_phase_is_listed_frozen_at_the_instant_it_ends(
+    services: Services, bench: str, owner: Principal, clock: Clock
+) -> None:
+    phases.create(services, owner, bench, spec())
+    clock.now = T0 + 3 * H
+    assert [(p.status, p.frozen_at) for p in phases.list_phases(services, bench)] == [
+        ("ended", utc_iso(T0 + 3 * H))
+    ]  # fmt: skip
+
+
+def test_freeze_ended_freezes_at_most_a_batch_earliest_end_first(
+    services: Services, bench: str, owner: Principal, clock: Clock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a = phases.create(services, owner, bench, spec("a"))
+    b = phases.create(services, owner, bench, spec("b", T0 + 3 * H, T0 + 4 * H))
+    clock.now = T0 + 5 * H
+    monkeypatch.setattr(phases, "FREEZE_BATCH", 1)
+    phases.freeze_ended(services, bench)
+    with services.engines.read.connect() as conn:
+        assert [repo.snapshot(conn, x.id) is not None for x in (a, b)] == [True, False]
 
 
 def test_an_ended_phase_is_frozen_on_its_first_read_only(
