@@ -99,6 +99,11 @@ def test_a_leaderboard_page_and_its_rows(services: Services) -> None:
         1,
     )
     assert first["scores"]["accuracy"]["value"] == pytest.approx(0.9)
+    assert set(first) == {
+        "rank", "baseline", "participant", "submission_id", "model", "submitted_at", "answer_key_version", "scores",
+        "pending",
+    }  # fmt: skip
+    assert first["submitted_at"] > second["submitted_at"]  # b was sent after a
     assert second["scores"]["coverage"]["value"] == pytest.approx(1.0)
     low = _page(services, bench_id, metric="p_value_vs_chance")
     assert (low.metric, low.higher_is_better) == ("p_value_vs_chance", False)
@@ -187,6 +192,7 @@ def test_the_callers_own_best_row(services: Services) -> None:
     )
     assert got["scores"]["accuracy"]["value"] == pytest.approx(0.7) and got["pending"] is False
     assert own_row(services, owner, bench_id, split="public", metric=None, rank_by="best") is None
+    assert own_row(services, owner, bench_id, split="private", metric=None, rank_by="best") is None  # owners may
     with pytest.raises(Forbidden):
         own_row(services, alice, bench_id, split="private", metric=None, rank_by="best")
     with pytest.raises(InvalidFields):
@@ -339,7 +345,14 @@ def test_two_submissions_without_common_values_cannot_be_compared(services: Serv
     a = _store(services, bench_id, {"public": [1, 1, 1, 1, nan, nan, nan, nan]})
     b = _store(services, bench_id, {"public": [nan, nan, nan, nan, 0, 0, 0, 0]})
     public_only = _store(services, bench_id, {"public": [1] * 8})
-    for x, y, split in ((a, b, "public"), (a, public_only, "private"), (public_only, a, "private")):
+    both = _store(services, bench_id, {"public": [0] * 8, "private": [1, 0, 1, 0]})
+    pairs = (
+        (a, b, "public"),
+        (a, public_only, "private"),
+        (both, public_only, "private"),
+        (public_only, both, "private"),
+    )
+    for x, y, split in pairs:
         with pytest.raises(InvalidInput) as refused:
             _cmp(services, owner, bench_id, x, y, split)
         assert refused.value.loc == ("b",)
@@ -410,6 +423,16 @@ def test_who_may_compare_which_submissions(services: Services) -> None:
 # -- RAVEN-Bench cross-modal gain -----------------------------------------------------------------------------------
 
 
+def _makers(services: Services, ids: dict[str, str]) -> set[Any]:
+    """The principals of the submissions' makers (the key named "alice" of ``_raven``)."""
+    from usecases.api_keys import Principal
+
+    with services.engines.read.connect() as conn:
+        keys = {sub_repo.get(conn, sid).api_key_id for sid in ids.values()}
+    (key_id,) = keys
+    return {Principal(key_id, "alice", frozenset({"submissions:write"}))}
+
+
 def _raven(services: Services) -> tuple[Any, str, dict[str, str]]:
     owner = principal(services, "benchmarks:write", name="maintainer")
     keys = video_key("v")
@@ -446,6 +469,17 @@ def test_the_cross_modal_gain_of_three_stored_submissions(services: Services) ->
     assert out.reliance_eo == pytest.approx(0.738095 / 0.833333, abs=1e-6)
     assert out.reliance_ir == pytest.approx(0.488095 / 0.833333, abs=1e-6)
     assert out.modality_matrix["eo_only"]["EO"] == pytest.approx(0.666667, abs=5e-7)
+    reader = principal(services, "submissions:write", name="reader")  # any key reads the public split
+    assert raven_cross_modal(services, reader, bench_id, list(ids.values()), split="public") == dataclasses.replace(
+        out, submissions=ids
+    )
+    alice = next(iter(_makers(services, ids)))
+    patch(services, alice, ids["eo_only"], baseline=None, public=False)  # off the board: its maker still uses it
+    assert raven_cross_modal(services, alice, bench_id, [ids["eo_only"]], split="public").submissions == {
+        "eo_only": ids["eo_only"]
+    }
+    with pytest.raises(NotFound):
+        raven_cross_modal(services, reader, bench_id, [ids["eo_only"]], split="public")
     partial = raven_cross_modal(services, owner, bench_id, [ids["eo_only"]], split="public")
     assert partial.g_cm is None and partial.missing_settings == ["ir_only", "eo_ir"]
     assert partial.submissions == {"eo_only": ids["eo_only"]}

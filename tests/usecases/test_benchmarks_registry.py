@@ -121,9 +121,9 @@ def test_refused_registrations_name_the_field_and_store_nothing(services: Servic
     assert unknown.value.loc == ("scorer",)
     with pytest.raises(InvalidFields) as params:
         stored_benchmark(services, owner, scorer_params={"confidence": 2.0, "nope": 1})
-    assert [(e["loc"], e["type"]) for e in params.value.errors] == [
-        (["body", "scorer_params", "confidence"], "less_than"),
-        (["body", "scorer_params", "nope"], "extra_forbidden"),
+    assert params.value.errors == [
+        {"loc": ["body", "scorer_params", "confidence"], "msg": "Input should be less than 1", "type": "less_than"},
+        {"loc": ["body", "scorer_params", "nope"], "msg": "Extra inputs are not permitted", "type": "extra_forbidden"},
     ]
     with pytest.raises(InvalidFields) as item:
         stored_benchmark(services, owner, items=[*film_key_items(2, 0), {"item_id": "x"}])
@@ -137,11 +137,19 @@ def test_refused_registrations_name_the_field_and_store_nothing(services: Servic
         stored_benchmark(services, owner)
     assert _error(costly.value) == (KEY_LOC, "cost_cap")
     stored_benchmark(services, owner, items=film_key_items(9, 4), name="at-the-cap")  # 13 is not above it
+    costed: list[Any] = []
+    monkeypatch.setitem(SCORERS, "film_mcq", dataclasses.replace(spec, cost=lambda k, p, q: costed.append(q) or 1.0))
+    stored_benchmark(services, owner, items=film_key_items(2, 0), name="costed", scorer_params={"alpha": 0.3})
+    assert costed == [film_mcq.Params(alpha=0.3)]
     monkeypatch.setitem(SCORERS, "film_mcq", dataclasses.replace(spec, sync_budget=2.0))
     stored_benchmark(services, owner, items=film_key_items(3, 0), name="over-the-budget")  # a key is never a job
     monkeypatch.setitem(SCORERS, "film_mcq", spec)
-    assert [v.row.name for v in list_benchmarks(services, 10, None).items] == ["at-the-cap", "over-the-budget"]
-    assert _count(services, "answer_key_version") == 2 and _count(services, "audit_entry") == 2
+    assert [v.row.name for v in list_benchmarks(services, 10, None).items] == [
+        "at-the-cap",
+        "costed",
+        "over-the-budget",
+    ]
+    assert _count(services, "answer_key_version") == 3 and _count(services, "audit_entry") == 3
 
 
 def test_the_scorers_key_check_names_the_submitted_item_or_the_split(services: Services, monkeypatch: Any) -> None:
@@ -159,6 +167,12 @@ def test_the_scorers_key_check_names_the_submitted_item_or_the_split(services: S
         stored_benchmark(services, owner, items=items)
     assert private.value.loc == ("answer_key", "items", 1, "answer_idx")
 
+    only_private = film_key_items(0, 2)
+    only_private[1]["answer_idx"] = 9
+    with pytest.raises(InvalidInput) as alone:  # no public item: the private split is still checked
+        stored_benchmark(services, owner, items=only_private, name="private only")
+    assert alone.value.loc == ("answer_key", "items", 1, "answer_idx")
+
     seen: list[tuple[list[str], Any]] = []
 
     def whole(key: list[Any], params: Any) -> None:
@@ -174,6 +188,14 @@ def test_the_scorers_key_check_names_the_submitted_item_or_the_split(services: S
     assert (split.value.msg, split.value.loc) == ("private split: too many", ("answer_key", "items"))
     assert [ids for ids, _ in seen] == [["q0", "q1", "q2"], ["p0", "p1"]]
     assert seen[0][1] == film_mcq.Params(alpha=0.1)
+
+    def item(key: list[Any], params: Any) -> None:
+        raise InvalidInput("bad item", ("answer_key", "items", 1))
+
+    monkeypatch.setitem(SCORERS, "film_mcq", dataclasses.replace(spec, check_key=item))
+    with pytest.raises(InvalidInput) as no_field:  # q1, second in item_id order, is fourth in the submitted list
+        stored_benchmark(services, owner, items=good)
+    assert no_field.value.loc == ("answer_key", "items", 3)
 
     def other(key: list[Any], params: Any) -> None:
         raise InvalidInput("bad alpha", ("scorer_params", "alpha"))
@@ -238,7 +260,7 @@ def test_a_new_version_is_audited_and_rescored_inline_unchanged_content_changes_
         {"sha256": new.sha256, "n_public": 5, "n_private": 1, "rescore": "inline"},
     )
     got = get_benchmark(services, bench_id)
-    assert got.sha256 == new.sha256 and got.row.current_version == 2
+    assert got.sha256 == new.sha256 and got.row.current_version == 2 and got.primary_metric == "accuracy"
     assert [(v.version, v.n_public, v.n_private) for v in got.versions] == [(1, 10, 4), (2, 5, 1)]
     stored = answer_key_version(services, owner, bench_id, 2).items
     assert [(i["item_id"], i["answer_idx"]) for i in stored] == sorted((i["item_id"], i["answer_idx"]) for i in smaller)
@@ -287,12 +309,15 @@ def test_a_queue_takes_the_rescoring_as_a_job(services: Services, monkeypatch: A
             "client": "cli",
         }
     ]
-    assert _log(services, bench_id)[0][3]["rescore"] == "job"
+    assert _log(services, bench_id)[0][3]["rescore"] == "job" and new.sha256 == _log(services, bench_id)[0][3]["sha256"]
+    back = restore_answer_key(services, owner, bench_id, 1, "cli2")
+    assert (back.version, back.rescore_job, submitted[-1]["client"]) == (3, job, "cli2")
+    assert submitted[-1]["params_json"] == '{"answer_key_version": 3}'
 
 
-def test_restoring_a_version_makes_a_new_one_with_its_content(services: Services) -> None:
+def test_restoring_a_version_makes_a_new_one_with_its_content(services: Services, monkeypatch: Any) -> None:
     owner = principal(services, "benchmarks:write", name="maintainer")
-    bench = stored_benchmark(services, owner)
+    bench = stored_benchmark(services, owner, scorer_params={"alpha": 0.1})
     bench_id = bench.row.id
     sub = _send(services, principal(services, "submissions:write", name="alice"), bench_id, "m", 8)
     v2 = put_answer_key(services, owner, bench_id, film_key_items(4, 0), None)
@@ -307,7 +332,13 @@ def test_restoring_a_version_makes_a_new_one_with_its_content(services: Services
         "3",
         {"sha256": bench.sha256, "n_public": 10, "n_private": 4, "rescore": "inline", "restored_version": 1},
     )
+    seen: list[Any] = []
+    spec = SCORERS["film_mcq"]
+    monkeypatch.setitem(SCORERS, "film_mcq", dataclasses.replace(spec, check_key=lambda k, p: seen.append(p)))
     again = restore_answer_key(services, owner, bench_id, 3, None)  # the current content: nothing changes
+    assert seen == [film_mcq.Params(alpha=0.1)] * 2  # both splits checked with the benchmark's params
+    put_answer_key(services, owner, bench_id, film_key_items(2, 0), None)
+    assert seen[2:] == [film_mcq.Params(alpha=0.1)]
     assert again == benchmarks.NewVersion(3, bench.sha256, False, 0, None)
     assert v2.sha256 != bench.sha256
 
@@ -426,6 +457,11 @@ def test_metadata_params_override_the_benchmarks_params_and_are_validated(servic
     assert seen[2:] == [loaded.params, loaded.params]
     values = {(s.split, s.metric): s for s in scored.scores}
     assert values["public", "accuracy"].value == pytest.approx(0.5) and values["public", "accuracy"].n == 4
+    public = scored.outcomes["public"]["scores"]["accuracy"]
+    assert (values["public", "accuracy"].ci_low, values["public", "accuracy"].ci_high) == (
+        public["ci_low"],
+        public["ci_high"],
+    ) and 0 < public["ci_low"] < 0.5 < public["ci_high"]
     assert values["private", "accuracy"].value == pytest.approx(0.5) and values["private", "accuracy"].n == 2
     assert len(scored.scores) == 2 * len(loaded.spec.metrics)
     details = json.loads(scored.details)
@@ -474,3 +510,6 @@ def test_score_and_store_scores_with_the_submissions_metadata_and_stores_it(
     )
     assert [(r["answer_key_version"], r["pending"]) for r in page.rows] == [(2, False)]
     assert page.rows[0]["scores"]["accuracy"]["value"] == pytest.approx(0.75)
+    seen.clear()
+    monkeypatch.setitem(SCORERS, "film_mcq", taking.spec)
+    assert rescore_all(services, bench_id) == 1 and seen == [0.2, 0.2]  # the stored metadata's alpha
