@@ -141,17 +141,6 @@ def store_scoring(conn: Connection, loaded: Loaded, submission_id: str, version:
     rankings.refresh(conn, loaded.benchmark.id, submission_id, loaded.spec.metrics)
 
 
-def score_and_store(
-    conn: Connection, loaded: Loaded, submission_id: str, version: int, key: list[Any], preds: list[Any]
-) -> dict[str, dict[str, Any]]:
-    """``score_submission`` then ``store_scoring`` in the caller's transaction; returns the outcome per split."""
-    sub = sub_repo.get(conn, submission_id)
-    assert sub is not None
-    scored = score_submission(loaded, json.loads(sub.meta), key, preds)
-    store_scoring(conn, loaded, submission_id, version, scored)
-    return scored.outcomes
-
-
 def rescore_all(services: Services, benchmark_id: str, progress: Progress = no_progress) -> int:
     """Add a new scoring of every stored submission against the current answer-key version; old rows stay. Each
     submission is scored in memory under one of the process's concurrency slots (waiting for one: this runs

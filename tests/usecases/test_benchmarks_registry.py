@@ -476,40 +476,27 @@ def test_metadata_params_override_the_benchmarks_params_and_are_validated(servic
     assert [s.split for s in scored.items] == ["public", "private"]
 
 
-def test_score_and_store_scores_with_the_submissions_metadata_and_stores_it(
-    services: Services, monkeypatch: Any
-) -> None:
+def test_rescore_scores_with_the_submissions_metadata_and_stores_it(services: Services, monkeypatch: Any) -> None:
     owner = principal(services, "benchmarks:write", name="maintainer")
     bench_id = stored_benchmark(services, owner).row.id
     alice = principal(services, "submissions:write", name="alice")
-    new = NewSubmission("m", film_predictions(8, 2)["items"], {"alpha": 0.2})
+    new = NewSubmission("m", film_predictions(3, 1)["items"], {"alpha": 0.2})  # q0-q2 and p0 right
     sub = json.loads(submit(services, alice, bench_id, new, None).json)["id"]
     monkeypatch.setattr(services, "jobs", SimpleNamespace(available=True, submit=lambda **_: None))
     put_answer_key(services, owner, bench_id, film_key_items(4, 2), None)  # version 2, not re-scored
     seen: list[Any] = []
     with services.engines.read.connect() as conn:
         loaded = load(conn, bench_id)
-        key = key_items(conn, loaded, 2)
 
     def score(k: list[Any], p: list[Any], params: Any) -> dict[str, Any]:
         seen.append(params.alpha)
         return loaded.spec.score(k, p, params)
 
-    taking = Loaded(
-        loaded.benchmark, dataclasses.replace(loaded.spec, metadata_params=("alpha",), score=score), loaded.params
-    )
-    preds = benchmarks.validate_items(loaded.spec.prediction_item_model, film_predictions(3, 1, 4, 2)["items"], ("p",))
-    with services.engines.write.begin() as conn:
-        outcomes = benchmarks.score_and_store(conn, taking, sub, 2, key, preds)
-    assert seen == [0.2, 0.2] and list(outcomes) == ["public", "private"]
-    assert outcomes["public"]["scores"]["accuracy"]["value"] == pytest.approx(0.75)
-    assert outcomes["private"]["scores"]["accuracy"]["value"] == pytest.approx(0.5)
-    assert _scorings(services, sub) == [(1, pytest.approx(0.8)), (2, pytest.approx(0.75))]
+    monkeypatch.setitem(SCORERS, "film_mcq", dataclasses.replace(loaded.spec, metadata_params=("alpha",), score=score))
+    assert rescore_all(services, bench_id) == 1 and seen == [0.2, 0.2]  # the stored metadata's alpha, per split
+    assert _scorings(services, sub) == [(1, pytest.approx(0.3)), (2, pytest.approx(0.75))]  # 3/10, then 3/4
     page = benchmarks.leaderboard(
         services, None, bench_id, split="public", metric=None, rank_by="best", limit=5, cursor=None
     )
     assert [(r["answer_key_version"], r["pending"]) for r in page.rows] == [(2, False)]
     assert page.rows[0]["scores"]["accuracy"]["value"] == pytest.approx(0.75)
-    seen.clear()
-    monkeypatch.setitem(SCORERS, "film_mcq", taking.spec)
-    assert rescore_all(services, bench_id) == 1 and seen == [0.2, 0.2]  # the stored metadata's alpha
