@@ -274,3 +274,14 @@ def test_one_layer_block_ratios_by_hand(kind: str) -> None:
     assert row.mismatch_rel == pytest.approx(np.linalg.norm(g_f - g_lf) / np.linalg.norm(g_lf), rel=1e-12)
     assert row.cosine == pytest.approx(g_f @ g_lf / (np.linalg.norm(g_f) * np.linalg.norm(g_lf)), rel=1e-12)
     assert row.mismatch_rel > 0.0 and -1.0 < row.cosine < 1.0
+
+
+def test_fd_check_admits_exactly_max_fd_macs() -> None:
+    # sizes [4, 100], T = 20, B = 250: P = 100·5 = 500 and T·B·Σ n_l·n_(l−1) = 5000·400 = 2·10⁶, so
+    # 2P·T·B·Σ n_l·n_(l−1) = 2·10⁹ exactly (the cap); one more step is over.
+    params = snn.GradientMismatchParams(sizes=[4, 100], time_steps=20, batch_size=250, fd_check=True)
+    per_pass = 2e6 + 40 * 5000 * 100
+    assert snn.gradient_mismatch_cost(params) == (4 + 2 * 500) * per_pass
+    with pytest.raises(InvalidInput) as err:
+        snn.gradient_mismatch_cost(params.model_copy(update={"time_steps": 21}))
+    assert err.value.loc == ("fd_check",)
