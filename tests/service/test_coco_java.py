@@ -60,6 +60,8 @@ if "-cp" in sys.argv:
     if "badutf8" in mode:
         text = b"\xff" + text
     out(text)
+    if "stderr" in mode:
+        os.write(2, b"".join(b"%03d," % i for i in range(100)))
     sys.exit(int(mode.get("exit", "0")))
 
 record("starts.jsonl", {"pid": os.getpid(), "argv": sys.argv[1:], "cwd": os.getcwd()})
@@ -94,7 +96,10 @@ for raw in sys.stdin.buffer:
             out(b"not-a-number\nleft")
             continue
         items = [(int(s.split()[0]) + 10 * int(s.split()[1])) / 100 for s in parts[1:]]
-        out("".join("%r\n" % x for x in items + [sum(items) + 0.5]).encode())
+        out("".join("%r\n" % x for x in items).encode())
+        if "delay-total" in mode:
+            time.sleep(float(mode["delay-total"]))
+        out(("%r\n" % (sum(items) + 0.5)).encode())
         if "exit-after-eval" in mode:
             sys.exit(0)
 """
@@ -324,6 +329,13 @@ def test_meteor_started_first_answer_uses_the_line_timeout(fake: Fake, meteor: M
 
 
 @pytest.mark.usefixtures("short_timeouts")
+def test_meteor_total_uses_the_line_timeout(fake: Fake, meteor: Meteor) -> None:
+    fake.mode("delay-total=1.5")
+    with pytest.raises(JavaUnavailable, match=r"^METEOR failed: METEOR did not answer within 0 s$"):
+        meteor.score(["a"], [["r"]])
+
+
+@pytest.mark.usefixtures("short_timeouts")
 def test_meteor_eval_answers_use_the_line_timeout(fake: Fake, meteor: Meteor) -> None:
     fake.mode("delay-eval=1.5")
     with pytest.raises(JavaUnavailable, match=r"^METEOR failed: METEOR did not answer within 0 s$"):
@@ -334,17 +346,30 @@ def test_meteor_eval_answers_use_the_line_timeout(fake: Fake, meteor: Meteor) ->
 
 
 def test_ptb_body_command_and_tokens(fake: Fake) -> None:
-    texts = ["A dog , runs .", "two\r\nlines\nhere\rand\u2028more", "-LRB- x -RRB- '' `` ... ; : ! ? - --", "caf\udce9"]
+    texts = [
+        "A dog , runs .",
+        "two\r\nlines\nhere\rand\u2028more",
+        "-LRB- x -RRB- '' `` ... ; : ! ? - --",
+        "caf\udce9",
+        "1\xa01/2 cups",
+    ]
     tokens = coco_java.ptb_java_tokens(texts)
     [call] = fake.ptb_calls()
+    # the jar joins "1 1/2" into one token with a no-break space inside; it stays one token
     args = call["argv"]
     assert args[:2] == ["-cp", str(fake.pkg / "tokenizer" / "stanford-corenlp-3.4.1.jar")]
     assert args[2:5] == PTB_ARGS and len(args) == 6
     assert (fake.log / "ptb-input.bin").read_bytes() == (
         b"A dog , runs .\n\0\ntwo lines here and more\n\0\n"
-        b"-LRB- x -RRB- '' `` ... ; : ! ? - --\n\0\ncaf\xed\xb3\xa9\n\0\n"
+        b"-LRB- x -RRB- '' `` ... ; : ! ? - --\n\0\ncaf\xed\xb3\xa9\n\0\n1\xc2\xa01/2 cups\n\0\n"
     )
-    assert tokens == [["A", "dog", "runs"], ["two", "lines", "here", "and", "more"], ["x"], ["caf\ufffd\ufffd\ufffd"]]
+    assert tokens == [
+        ["A", "dog", "runs"],
+        ["two", "lines", "here", "and", "more"],
+        ["x"],
+        ["caf\ufffd\ufffd\ufffd"],
+        ["1\xa01/2", "cups"],
+    ]
     assert all(w not in PUNCTUATIONS for t in tokens for w in t)
 
 
@@ -365,9 +390,12 @@ def test_ptb_undecodable_output(fake: Fake) -> None:
 
 
 def test_ptb_failed_exit(fake: Fake) -> None:
-    fake.mode("exit=3")
-    with pytest.raises(JavaUnavailable, match=r"^the PTB tokenizer failed \(exit 3\)"):
+    fake.mode("exit=3,stderr")
+    with pytest.raises(JavaUnavailable) as exc:
         coco_java.ptb_java_tokens(["a b", "c"])
+    tail = b"".join(b"%03d," % i for i in range(25, 100))
+    assert len(tail) == 300
+    assert str(exc.value) == f"the PTB tokenizer failed (exit 3): {tail!r}"
 
 
 def test_ptb_too_few_lines(fake: Fake) -> None:
