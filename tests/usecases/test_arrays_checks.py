@@ -416,3 +416,17 @@ def test_resolve_items_resolves_each_item_at_its_index_and_leaves_plain_items_al
     assert arrays.resolve_items(services.engines, [], None, ()) == []
     (single,) = arrays.resolve_items(services.engines, [Inner(v=ArrayRef(array=ref))], None, ())
     assert single.v.tolist() == [0.0, 1.0]
+
+
+def test_a_wrong_shape_or_kind_found_on_loading_is_refused_at_the_references_location(services: Services) -> None:
+    two_d = store(services, np.array([[1.0, 2.0]]))
+    with pytest.raises(InvalidInput, match="1-dimensional") as err:
+        arrays.resolve(services.engines, Params(a=ArrayRef(array=two_d)), None, ("body",))
+    assert err.value.loc == ("body", "a")
+    text = store(services, np.array(["x"]))
+    with pytest.raises(InvalidInput, match="expected a") as err:
+        arrays._check(np.array(["x"]), ArrayConstraints("float"), LOC)
+    assert err.value.loc == LOC
+    with pytest.raises(InvalidInput, match="expected a") as err:
+        arrays.resolve(services.engines, Params(a=[0.0], inner=Inner(v=ArrayRef(array=text))), None, ("body",))
+    assert err.value.loc == ("body", "inner", "v")
