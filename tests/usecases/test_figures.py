@@ -633,3 +633,22 @@ def test_a_leaderboard_plot_shows_the_asked_metric_and_split_and_freezes_this_be
     with services.engines.read.connect() as conn:
         assert phase_repo.snapshot(conn, mine.id) is not None
         assert phase_repo.snapshot(conn, theirs.id) is None
+
+
+def test_the_callers_own_row_is_their_best_on_the_asked_metric(
+    services: Services, drawn: list[tuple[Drawing, str]]
+) -> None:
+    bench = stored_benchmark(services, principal(services, "benchmarks:write")).row.id
+    others = principal(services, "submissions:write", name="others")
+    alice = principal(services, "submissions:write", name="alice")
+    submissions.submit(services, others, bench, NewSubmission("top", film_predictions(10)["items"], {}), None)
+    wide = NewSubmission("wide", film_predictions(1, n_public=9)["items"], {})  # coverage 0.9, accuracy low
+    narrow = NewSubmission("narrow", film_predictions(5, n_public=5)["items"], {})  # coverage 0.5, accuracy higher
+    submissions.submit(services, alice, bench, wide, None)
+    submissions.submit(services, alice, bench, narrow, None)
+    figures.leaderboard_plot(services, alice, bench, split="public", metric="coverage", fmt="svg", top=1)
+    rows = drawn[0][0].data["rows"]
+    assert [(r["rank"], r["model"], r["own"]) for r in rows] == [(1, "top", False), (2, "wide", True)]
+    assert [r["value"] for r in rows] == pytest.approx([1.0, 0.9])
+    figures.leaderboard_plot(services, alice, bench, split="public", metric="accuracy", fmt="svg", top=1)
+    assert [(r["rank"], r["model"]) for r in drawn[1][0].data["rows"]] == [(1, "top"), (2, "narrow")]
