@@ -441,6 +441,10 @@ def test_a_phases_daily_limit_counts_from_utc_midnight(services: Services, owner
     assert err.value.retry_after_s == 60 + 1
     clock.now = T0 + 12 * H  # midnight: a new day
     submit(services, alice, bench, 6)
+    clock.now = T0 + 12 * H + timedelta(seconds=30, microseconds=250_000)  # 00:00:30.25
+    with pytest.raises(QuotaExceeded) as err:  # the submission made at 00:00:00.000000 counts for this day
+        submit(services, alice, bench, 7)
+    assert err.value.retry_after_s == 86_370  # int(24 h - 30.25 s) + 1
 
 
 def test_a_team_shares_its_phase_limits(services: Services, bench: str, owner: Principal, clock: Clock) -> None:
