@@ -430,3 +430,13 @@ def test_a_wrong_shape_or_kind_found_on_loading_is_refused_at_the_references_loc
     with pytest.raises(InvalidInput, match="expected a") as err:
         arrays.resolve(services.engines, Params(a=[0.0], inner=Inner(v=ArrayRef(array=text))), None, ("body",))
     assert err.value.loc == ("body", "inner", "v")
+
+
+def test_resolve_items_reads_a_keyed_upload_for_the_key_granted_it(services: Services) -> None:
+    alice = principal(services, "estimators:run")
+    ref = store(services, np.array([0.25]), alice)
+    (item,) = arrays.resolve_items(services.engines, [Inner(v=ArrayRef(array=ref))], alice.key_id, ("items",))
+    assert item.v.tolist() == [0.25]
+    with pytest.raises(InvalidInput, match="no uploaded array") as err:
+        arrays.resolve_items(services.engines, [Inner(v=ArrayRef(array=ref))], None, ("items",))
+    assert err.value.loc == ("items", 0, "v")
