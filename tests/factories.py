@@ -192,3 +192,38 @@ def stored_run(services: Any, owner: Any | None, name: str = "test.run", result:
     key = ("estimator", name, "1", sha256_hex(params))
     row, _ = store_run(services.engines, key, params, computed, owner.key_id if owner else None)
     return row
+
+
+def scored_submission(
+    services: Any,
+    bench_id: str,
+    items: dict[str, tuple[list[str], list[float]]],
+    key_id: str | None = None,
+    **flags: Any,
+) -> str:
+    """The id of a submission of ``key_id`` written straight to the store with one scoring against answer-key
+    version 1: ``items`` maps each split to (item ids, per-item accuracy); ``flags`` are the row's other fields
+    (withdrawn_at, public, phase_id)."""
+    import uuid
+    from datetime import UTC, datetime
+
+    from db.repositories import submissions as sub_repo
+    from db.repositories.submissions import SplitItems, SubmissionRow
+
+    sid = str(uuid.uuid4())
+    parts = [SplitItems(split, ids, {"accuracy": np.array(vals, dtype=float)}) for split, (ids, vals) in items.items()]
+    now = datetime.now(UTC)
+    row = SubmissionRow(0, sid, bench_id, sid[:8], "{}", key_id, now, flags.pop("withdrawn_at", None), **flags)
+    with services.engines.write.begin() as conn:
+        sub_repo.insert_submission(conn, row, "[]")
+        sub_repo.insert_scoring(
+            conn,
+            submission_id=sid,
+            answer_key_version=1,
+            scorer_version="1",
+            details="{}",
+            when=now,
+            scores=[],
+            items=parts,
+        )
+    return sid

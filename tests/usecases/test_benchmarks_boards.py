@@ -16,11 +16,18 @@ import pytest
 from db.repositories import phases as phase_repo
 from db.repositories import submissions as sub_repo
 from db.repositories.phases import PhaseRow
-from db.repositories.submissions import SplitItems, SubmissionRow
+from db.repositories.submissions import SplitItems
 from service.errors import InvalidInput
 from service.registry import SCORERS, load_all
 from service.stats import mcnemar, paired_bootstrap, wilcoxon_signed_rank
-from tests.factories import admin, film_key_items, film_predictions, principal, stored_benchmark
+from tests.factories import (
+    admin,
+    film_key_items,
+    film_predictions,
+    principal,
+    scored_submission,
+    stored_benchmark,
+)
 from tests.service.test_scoring_raven import TABLE as RAVEN_TABLE
 from tests.service.test_scoring_raven import answers, video_key
 from usecases import cursors
@@ -277,26 +284,11 @@ def _store(
 ) -> str:
     """A submission of ``key_id`` scored against version 1 with ``values`` ({split: accuracy per item in item_id
     order}) and the submission's ``flags`` (public, withdrawn_at, phase_id)."""
-    sid = str(uuid.uuid4())
-    parts = []
-    for split, vals in values.items():
-        ids = sorted(k["item_id"] for k in KEY if k.get("split", "public") == split)
-        parts.append(SplitItems(split, ids, {"accuracy": np.array(vals, dtype=float)}))
-    now = datetime.now(UTC)
-    with services.engines.write.begin() as conn:
-        row = SubmissionRow(0, sid, bench_id, sid[:8], "{}", key_id, now, flags.pop("withdrawn_at", None), **flags)
-        sub_repo.insert_submission(conn, row, "[]")
-        sub_repo.insert_scoring(
-            conn,
-            submission_id=sid,
-            answer_key_version=1,
-            scorer_version="1",
-            details="{}",
-            when=now,
-            scores=[],
-            items=parts,
-        )
-    return sid
+    items = {
+        split: (sorted(k["item_id"] for k in KEY if k.get("split", "public") == split), vals)
+        for split, vals in values.items()
+    }
+    return scored_submission(services, bench_id, items, key_id, **flags)
 
 
 def _cmp(services: Services, who: Any, bench_id: str, a: str, b: str, split: str = "public", **kw: Any) -> Any:

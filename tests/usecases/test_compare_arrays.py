@@ -3,16 +3,12 @@ submissions of a 60-item benchmark (some items without a value), stored through 
 use case and by a join of (item_id, value) rows on the common items written here."""
 
 import random
-import uuid
-from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 
-from db.repositories import submissions as sub_repo
-from db.repositories.submissions import SplitItems, SubmissionRow
 from service.stats import mcnemar, paired_bootstrap
-from tests.factories import admin, stored_benchmark
+from tests.factories import admin, scored_submission, stored_benchmark
 from usecases.benchmarks import compare
 from usecases.services import Services
 
@@ -31,25 +27,11 @@ KEY = [
 
 def _store(services: Services, bench_id: str, rows: dict[str, dict[str, float]]) -> str:
     """A submission scored with ``rows`` ({split: {item_id: value}}) as its per-item accuracy."""
-    sid = str(uuid.uuid4())
-    parts = []
+    items = {}
     for split in ("public", "private"):
         ids = sorted(k["item_id"] for k in KEY if k["split"] == split)
-        parts.append(SplitItems(split, ids, {"accuracy": np.array([rows[split].get(i, np.nan) for i in ids])}))
-    with services.engines.write.begin() as conn:
-        now = datetime.now(UTC)
-        sub_repo.insert_submission(conn, SubmissionRow(0, sid, bench_id, sid, "{}", None, now, None), "[]")
-        sub_repo.insert_scoring(
-            conn,
-            submission_id=sid,
-            answer_key_version=1,
-            scorer_version="1",
-            details="{}",
-            when=now,
-            scores=[],
-            items=parts,
-        )
-    return sid
+        items[split] = (ids, [rows[split].get(i, np.nan) for i in ids])
+    return scored_submission(services, bench_id, items)
 
 
 def _generated(rng: random.Random, graded: bool) -> dict[str, dict[str, float]]:
