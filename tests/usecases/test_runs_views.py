@@ -355,23 +355,17 @@ def test_compare_tells_when_the_versions_are_the_same(services: Services) -> Non
 def test_the_run_page_tells_that_the_run_exists_and_its_first_job(queued: Services) -> None:
     run = put(queued, None)
     assert runs.run_page(queued, run.id) == runs.RunPage(run.id, None)
-    first = queued.jobs.submit(
-        kind="estimator",
-        name="test.run",
-        version="1",
-        params_json=run.params,
-        api_key_id=None,
-        client=None,
-        existing_run_id=run.id,
-    )
-    queued.jobs.submit(
-        kind="estimator",
-        name="test.run",
-        version="1",
-        params_json=run.params,
-        api_key_id=None,
-        client=None,
-        existing_run_id=run.id,
+    first, _ = (
+        queued.jobs.submit(
+            kind="estimator",
+            name="test.run",
+            version="1",
+            params_json=run.params,
+            api_key_id=None,
+            client=None,
+            existing_run_id=run.id,
+        )
+        for _ in range(2)
     )
     assert runs.run_page(queued, run.id) == runs.RunPage(run.id, first.id)
     with pytest.raises(NotFound) as missing:
