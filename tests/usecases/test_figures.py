@@ -163,12 +163,14 @@ def test_a_failed_drawing_is_a_logged_placeholder_and_is_not_cached(
 
     monkeypatch.setattr(figures, "_draw_bounded", failing)
     with caplog.at_level(logging.WARNING, logger="usecases.figures"):
+        started = time.monotonic()
         plot = figures.figure(Drawing("overlay", {"a": 1}), fmt, shared=True)  # type: ignore[arg-type]
+        elapsed_ms = (time.monotonic() - started) * 1000
     assert plot == figures.Plot(figures.PLACEHOLDERS[fmt], figures.MEDIA_TYPES[fmt], placeholder=True, shared=True)
     (record,) = caplog.records
     assert record.getMessage() == "figure answered with a placeholder: it broke"
     assert (record.figure, record.reason) == ("overlay", "it broke")  # type: ignore[attr-defined]
-    assert isinstance(record.ms, int) and 0 <= record.ms < 5000  # type: ignore[attr-defined]
+    assert isinstance(record.ms, int) and 0 <= record.ms <= elapsed_ms + 1  # type: ignore[attr-defined]  # within the call
     assert figures._CACHE == {} and not figures._DRAW_LOCK.locked() and figures._waiting == 0
 
 
